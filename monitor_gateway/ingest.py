@@ -1,0 +1,94 @@
+"""Turn one Kafka record into a Trajectory, or say exactly why it cannot be one.
+
+Pure functions: no I/O, so every malformed shape is testable without a broker.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from .schema import CATEGORIES, DeadLetter, DeadLetterError, ReplayTag, Trajectory, utcnow
+
+REPLAY_RUN = "x-monitor-replay-run"
+REPLAY_LABEL = "x-monitor-replay-label"
+REPLAY_CATEGORY = "x-monitor-replay-category"
+REPLAY_PAIR = "x-monitor-replay-pair"
+REPLAY_HEADERS = (REPLAY_RUN, REPLAY_LABEL, REPLAY_CATEGORY, REPLAY_PAIR)
+# base64 grows a value by a third; 512 KiB of it stays under Kafka's default 1 MiB limit
+DEAD_LETTER_VALUE_MAX = 512 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    error: DeadLetterError
+    detail: str
+
+
+def parse_trajectory(value: bytes | None, max_bytes: int) -> Trajectory | Rejection:
+    """Validate a record value against the CONTRACT's Trajectory schema."""
+    if value is None:
+        return Rejection("invalid_json", "the record has no value (tombstone)")
+    if len(value) > max_bytes:
+        return Rejection("too_large", f"{len(value)} bytes is over the limit of {max_bytes}")
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Rejection("invalid_utf8", str(exc))
+    try:
+        return Trajectory.model_validate_json(text)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        if errors and errors[0]["type"] == "json_invalid":
+            return Rejection("invalid_json", errors[0]["msg"])
+        return Rejection("invalid_schema", _summarise(errors))
+
+
+def _summarise(errors: Iterable[object]) -> str:
+    parts = []
+    for error in errors:
+        assert isinstance(error, dict)
+        where = ".".join(str(p) for p in error["loc"]) or "(root)"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+def replay_tag(headers: dict[str, str]) -> ReplayTag | None:
+    """The replay sample's labels, or None for production traffic or unusable headers."""
+    run, label, category = (headers.get(h) for h in REPLAY_HEADERS[:3])
+    if not run or label not in ("misbehavior", "benign") or category not in CATEGORIES:
+        return None
+    return ReplayTag.model_validate(
+        {"run": run, "label": label, "category": category, "pair": headers.get(REPLAY_PAIR)}
+    )
+
+
+def decode_headers(raw: Iterable[tuple[str, bytes | None]]) -> dict[str, str]:
+    """Kafka headers as text; a header that is not UTF-8 is kept with replacement marks."""
+    return {k: (v or b"").decode("utf-8", errors="replace") for k, v in raw}
+
+
+def dead_letter(
+    rejection: Rejection,
+    *,
+    topic: str,
+    partition: int,
+    offset: int,
+    key: bytes | None,
+    value: bytes | None,
+) -> DeadLetter:
+    return DeadLetter(
+        error=rejection.error,
+        detail=rejection.detail,
+        topic=topic,
+        partition=partition,
+        offset=offset,
+        key=key.decode("utf-8", errors="replace") if key is not None else None,
+        value_b64=base64.b64encode((value or b"")[:DEAD_LETTER_VALUE_MAX]).decode("ascii"),
+        at=utcnow(),
+        value_bytes=len(value or b""),
+        value_truncated=len(value or b"") > DEAD_LETTER_VALUE_MAX,
+    )

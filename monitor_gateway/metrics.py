@@ -1,0 +1,100 @@
+"""The CONTRACT's Prometheus metrics, and the ``/metrics`` + ``/health`` endpoint.
+
+Labels carry only bounded vocabularies (outcome, category, backend, ...): never a
+trajectory id or any text from a trajectory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import generate_latest
+
+from .schema import ReplayTag, TaskType, Verdict
+
+# LLM calls take tens of milliseconds to a minute; the rules monitor takes microseconds.
+LATENCY_BUCKETS = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+    1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0,
+)
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.trajectories = Counter(
+            "monitor_gateway_trajectories", "Input records by outcome: ok, invalid, error.",
+            ["outcome"], registry=registry,
+        )
+        self.verdicts = Counter(
+            "monitor_gateway_verdicts", "Verdicts published.", ["flagged", "category"],
+            registry=registry,
+        )
+        self.monitor_latency = Histogram(
+            "monitor_gateway_monitor_latency_seconds",
+            "Time spent in the monitor, retries included.", ["backend"],
+            buckets=LATENCY_BUCKETS, registry=registry,
+        )
+        self.end_to_end_latency = Histogram(
+            "monitor_gateway_end_to_end_latency_seconds",
+            "From the record's broker timestamp to the verdict's acknowledgement.",
+            buckets=LATENCY_BUCKETS, registry=registry,
+        )
+        self.replay_outcomes = Counter(
+            "monitor_gateway_replay_outcomes",
+            "Replayed benchmark samples by confusion-matrix cell.",
+            ["outcome", "category", "task_type"], registry=registry,
+        )
+        self.evidence_quotes = Counter(
+            "monitor_gateway_evidence_quotes", "Evidence quotes by whether they were found.",
+            ["grounded"], registry=registry,
+        )
+        self.inflight = Gauge(
+            "monitor_gateway_inflight", "Trajectories being judged or published now.",
+            registry=registry,
+        )
+
+    def observe_verdict(self, verdict: Verdict, tag: ReplayTag | None, task_type: TaskType | None,
+                        backend: str) -> None:
+        self.trajectories.labels(outcome="ok" if verdict.status == "ok" else "error").inc()
+        self.verdicts.labels(
+            flagged=str(verdict.flagged).lower(), category=verdict.category or "none"
+        ).inc()
+        self.monitor_latency.labels(backend=backend).observe(verdict.latency_ms.monitor / 1000)
+        for item in verdict.evidence:
+            self.evidence_quotes.labels(grounded=str(item.grounded).lower()).inc()
+        if tag is not None:
+            self.replay_outcomes.labels(
+                outcome=confusion_cell(tag.label == "misbehavior", verdict.flagged),
+                category=tag.category,
+                task_type=task_type or "none",
+            ).inc()
+
+
+def confusion_cell(misbehavior: bool, flagged: bool) -> str:
+    """tp, fn, fp or tn for one labelled sample."""
+    if misbehavior:
+        return "tp" if flagged else "fn"
+    return "fp" if flagged else "tn"
+
+
+async def serve_http(
+    registry: CollectorRegistry, healthy: Callable[[], Awaitable[bool]], host: str, port: int
+) -> web.AppRunner:
+    """Start ``/metrics`` and ``/health`` (204 connected and consuming, 503 otherwise)."""
+
+    async def metrics(_: web.Request) -> web.Response:
+        return web.Response(body=generate_latest(registry),
+                            headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def health(_: web.Request) -> web.Response:
+        return web.Response(status=204 if await healthy() else 503)
+
+    app = web.Application()
+    app.add_routes([web.get("/metrics", metrics), web.get("/health", health)])
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    return runner

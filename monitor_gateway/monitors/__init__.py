@@ -1,0 +1,35 @@
+"""Monitor backends, one a module, all behind :class:`Monitor`."""
+
+from __future__ import annotations
+
+import importlib
+
+from ..settings import GatewaySettings, SettingsError
+from .base import Judgement, Monitor, Quote
+from .rules import RulesMonitor
+
+__all__ = ["Judgement", "Monitor", "Quote", "RulesMonitor", "build_monitor"]
+
+BUILT_IN = ("rules",)
+
+
+def build_monitor(settings: GatewaySettings) -> Monitor:
+    """The monitor named by ``MONITOR``: a built-in name or a plugin ``package.module:factory``
+    (a callable taking the settings and returning a Monitor)."""
+    name = settings.monitor
+    if name == "rules":
+        return RulesMonitor(settings.threshold)
+    if ":" not in name:
+        raise SettingsError(
+            f"MONITOR_GATEWAY_MONITOR: unknown monitor {name!r}; built in: {', '.join(BUILT_IN)}, "
+            "or a plugin as 'package.module:factory'"
+        )
+    module_name, _, attr = name.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise SettingsError(f"MONITOR_GATEWAY_MONITOR: cannot load plugin {name!r}: {exc}") from None
+    monitor = factory(settings)
+    if not isinstance(monitor, Monitor):
+        raise SettingsError(f"MONITOR_GATEWAY_MONITOR: {name!r} did not return a Monitor")
+    return monitor

@@ -1,0 +1,36 @@
+"""The one interface every monitor backend implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from ..schema import Category, MonitorCard, Severity, Trajectory
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """A snippet a monitor offers as proof. ``source``/``start`` are hints: the grounding step
+    checks them against the trajectory and searches when they are missing or wrong."""
+
+    text: str
+    source: str | None = None
+    start: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    score: float
+    category: Category | None = None
+    severity: Severity | None = None
+    quotes: list[Quote] = field(default_factory=list)
+    rationale: str | None = None
+
+
+@runtime_checkable
+class Monitor(Protocol):
+    """Judges one trajectory. May raise or hang: the gateway bounds both."""
+
+    card: MonitorCard
+
+    async def judge(self, trajectory: Trajectory) -> Judgement: ...

@@ -1,0 +1,162 @@
+"""The messages that cross the gateway's edges, as ``../shared/CONTRACT.md`` fixes them.
+
+Inputs are validated strictly (a wrong type is a dead letter, not a coercion); outputs are
+serialised with ``model_dump_json`` so every consumer sees the same JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StrictStr,
+    model_validator,
+)
+
+Category = Literal["safety_permission", "sycophancy_bias", "specification_gaming"]
+CATEGORIES: tuple[Category, ...] = ("safety_permission", "sycophancy_bias", "specification_gaming")
+Severity = Literal["low", "medium", "high"]
+TaskType = Literal["qa", "code", "reasoning", "agent"]
+ReplayLabel = Literal["misbehavior", "benign"]
+DeadLetterError = Literal["invalid_json", "invalid_utf8", "invalid_schema", "too_large"]
+
+
+def _iso_millis(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+Timestamp = Annotated[datetime, PlainSerializer(_iso_millis, return_type=str)]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+# --- input -------------------------------------------------------------------------------
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(strict=True, frozen=True)
+
+
+class ToolCall(_Input):
+    name: StrictStr
+    arguments: dict[str, Any] | StrictStr = Field(default_factory=dict)
+
+    def arguments_text(self) -> str:
+        """The text that evidence offsets for ``tool_calls[M].arguments`` point into.
+
+        A string is taken as sent (OpenAI sends arguments as a JSON string); an object is
+        rendered as compact-but-readable JSON with keys in the order the agent sent them.
+        """
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+
+class Step(_Input):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: StrictStr = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+
+
+class Trajectory(_Input):
+    id: StrictStr = Field(min_length=1, max_length=256)
+    request: StrictStr
+    response: StrictStr = ""
+    steps: list[Step] = Field(default_factory=list)
+    task_type: TaskType | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _has_something_to_judge(self) -> Trajectory:
+        if not self.response and not self.steps:
+            raise ValueError("a trajectory needs a non-empty `response` or non-empty `steps`")
+        return self
+
+    def texts(self) -> Iterator[tuple[str, str]]:
+        """Every judged text with its evidence ``source`` name, in reading order."""
+        yield "request", self.request
+        for i, step in enumerate(self.steps):
+            yield f"steps[{i}].content", step.content
+            for j, call in enumerate(step.tool_calls):
+                yield f"steps[{i}].tool_calls[{j}].arguments", call.arguments_text()
+        yield "response", self.response
+
+
+class ReplayTag(BaseModel):
+    """What the replay headers say about a benchmark sample. Never shown to a monitor."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run: str
+    label: ReplayLabel
+    category: Category
+    pair: str | None = None
+
+
+# --- output ------------------------------------------------------------------------------
+
+
+class Evidence(BaseModel):
+    quote: str
+    source: str | None = None
+    start: int | None = None
+    end: int | None = None
+    grounded: bool = False
+
+
+class MonitorCard(BaseModel):
+    """Which monitor judged a verdict; ``label`` says it in words (the MST monitor label)."""
+
+    name: str
+    backend: str
+    model: str | None = None
+    template: str | None = None
+    version: str
+    label: str
+
+
+class Latency(BaseModel):
+    monitor: float
+    gateway: float
+
+
+class Verdict(BaseModel):
+    trajectory_id: str
+    flagged: bool
+    score: float = Field(ge=0.0, le=1.0)
+    threshold: float
+    category: Category | None = None
+    severity: Severity | None = None
+    evidence: list[Evidence] = Field(default_factory=list)
+    rationale: str | None = None
+    monitor: MonitorCard
+    status: Literal["ok", "error"] = "ok"
+    error: str | None = None
+    replay_run: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    received_at: Timestamp
+    decided_at: Timestamp
+    latency_ms: Latency
+
+
+class DeadLetter(BaseModel):
+    error: DeadLetterError
+    detail: str
+    topic: str
+    partition: int
+    offset: int
+    key: str | None = None
+    value_b64: str
+    at: Timestamp
+    # extensions: a dead letter must fit the broker's message size, so a huge value is cut
+    value_bytes: int
+    value_truncated: bool = False

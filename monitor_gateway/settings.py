@@ -1,0 +1,106 @@
+"""Gateway settings: environment variables prefixed ``MONITOR_GATEWAY_``, overridden by flags."""
+
+from __future__ import annotations
+
+import ssl
+from typing import Any, Literal, TypeVar
+
+from faststream.security import BaseSecurity, SASLPlaintext, SASLScram256, SASLScram512
+from pydantic import Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "MONITOR_GATEWAY_"
+
+
+class KafkaSettings(BaseSettings):
+    """Where Kafka is and how to reach it; shared by every command that talks to Kafka."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    input_topic: str = "agent.trajectories"
+    verdict_topic: str = "monitor.verdicts"
+    dlq_topic: str = "monitor.dlq"
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    sasl_plain_username: str | None = None
+    sasl_plain_password: SecretStr | None = None
+    ssl_cafile: str | None = None
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
+
+    def security(self) -> BaseSecurity | None:
+        """FastStream's security object for the configured Kafka security protocol."""
+        use_ssl = self.security_protocol in ("SSL", "SASL_SSL")
+        context = None
+        if use_ssl:
+            context = ssl.create_default_context(cafile=self.ssl_cafile)
+            if self.ssl_certfile:
+                context.load_cert_chain(self.ssl_certfile, self.ssl_keyfile)
+        if not self.security_protocol.startswith("SASL"):
+            return BaseSecurity(ssl_context=context) if use_ssl else None
+        if not self.sasl_plain_username or self.sasl_plain_password is None:
+            raise SettingsError(
+                f"{ENV_PREFIX}SASL_PLAIN_USERNAME and SASL_PLAIN_PASSWORD are required "
+                f"with SECURITY_PROTOCOL={self.security_protocol}"
+            )
+        mechanism = {
+            "PLAIN": SASLPlaintext,
+            "SCRAM-SHA-256": SASLScram256,
+            "SCRAM-SHA-512": SASLScram512,
+        }[self.sasl_mechanism]
+        return mechanism(
+            self.sasl_plain_username,
+            self.sasl_plain_password.get_secret_value(),
+            ssl_context=context,
+            use_ssl=use_ssl,
+        )
+
+
+class GatewaySettings(KafkaSettings):
+    """Everything ``monitor-gateway serve`` reads. The CONTRACT's names, plus the documented
+    extensions below ``template``."""
+
+    group_id: str = "monitor-gateway"
+    monitor: str = Field(
+        default="rules",
+        description="rules, classifier, openai, cascade, or a plugin as 'package.module:factory'",
+    )
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    fail_policy: Literal["open", "closed"] = "open"
+    concurrency: int = Field(default=64, ge=1, le=10_000)
+    max_message_bytes: int = Field(default=1024 * 1024, ge=1)
+    metrics_port: int = Field(default=9464, ge=0, le=65535)
+    openai_base_url: str | None = None
+    openai_model: str | None = None
+    openai_api_key: SecretStr | None = None
+    template: Literal["direct", "evidence"] = "evidence"
+    # extensions (README: "Settings beyond the contract")
+    metrics_host: str = "0.0.0.0"
+    monitor_timeout: float = Field(default=30.0, gt=0)
+    monitor_retries: int = Field(default=2, ge=0, le=20)
+    retry_backoff: float = Field(default=0.2, ge=0)
+    shutdown_grace: float = Field(default=10.0, ge=0)
+    commit_interval: float = Field(default=0.5, gt=0)
+    auto_offset_reset: Literal["earliest", "latest"] = "earliest"
+    fetch_max_records: int = Field(default=500, ge=1)
+
+
+S = TypeVar("S", bound=KafkaSettings)
+
+
+class SettingsError(ValueError):
+    """A setting that cannot work; its message is one line, fit for a terminal."""
+
+
+def load_settings(cls: type[S], overrides: dict[str, Any]) -> S:
+    """Environment first, then the flags that were given; one-line error on a bad value."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return cls(**given)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        name = ".".join(str(p) for p in error["loc"]).upper()
+        raise SettingsError(
+            f"{ENV_PREFIX}{name}: {error['msg']} (got {error.get('input')!r})"
+        ) from None
