@@ -79,6 +79,7 @@ class Gateway:
             middlewares=[
                 KafkaPrometheusMiddleware(registry=self.registry, app_name="monitor-gateway")
             ],
+            logger=logging.getLogger("monitor_gateway.kafka"),
             log_level=logging.DEBUG,  # FastStream's per-message lines; ours are INFO
             graceful_timeout=settings.shutdown_grace,
         )

@@ -1,0 +1,146 @@
+"""Stream labelled samples through a running gateway and collect its verdicts.
+
+The harness is an ordinary Kafka client of the gateway (plain aiokafka, no group), so a
+replay takes the same path as production traffic. Labels travel only in headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from monitor_gateway.ingest import REPLAY_CATEGORY, REPLAY_LABEL, REPLAY_PAIR, REPLAY_RUN
+from monitor_gateway.schema import Verdict
+from monitor_gateway.settings import KafkaSettings
+
+from .dataset import Sample
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    sample: Sample
+    verdict: Verdict
+    latency_s: float
+
+
+def kafka_args(settings: KafkaSettings) -> dict[str, object]:
+    security = settings.security()
+    return {
+        "bootstrap_servers": settings.kafka_bootstrap,
+        "security_protocol": settings.security_protocol,
+        "ssl_context": security.ssl_context if security else None,
+        "sasl_mechanism": settings.sasl_mechanism,
+        "sasl_plain_username": settings.sasl_plain_username,
+        "sasl_plain_password": (settings.sasl_plain_password.get_secret_value()
+                                if settings.sasl_plain_password else None),
+    }
+
+
+def pair_order(samples: Sequence[Sample], seed: int | None = None) -> list[Sample]:
+    """Pairs in file order, the two samples of each pair in random order."""
+    rng = random.Random(seed)
+    pairs: dict[str, list[Sample]] = {}
+    for sample in samples:
+        pairs.setdefault(sample.pair_id, []).append(sample)
+    ordered: list[Sample] = []
+    for members in pairs.values():
+        rng.shuffle(members)
+        ordered.extend(members)
+    return ordered
+
+
+class Replay:
+    """One replay run: open the verdict topic at its end, send, then wait for verdicts."""
+
+    def __init__(self, settings: KafkaSettings, run_id: str) -> None:
+        self.settings = settings
+        self.run_id = run_id
+        self.sent_at: dict[str, float] = {}
+        self.results: dict[str, Result] = {}
+        self._samples: dict[str, Sample] = {}
+        self._sent_all = asyncio.Event()
+        self._consumer = AIOKafkaConsumer(
+            group_id=None, enable_auto_commit=False, **kafka_args(settings)  # type: ignore[arg-type]
+        )
+        self._producer = AIOKafkaProducer(acks="all", linger_ms=5, **kafka_args(settings))  # type: ignore[arg-type]
+
+    async def __aenter__(self) -> Replay:
+        await self._consumer.start()
+        partitions = self._consumer.partitions_for_topic(self.settings.verdict_topic) or set()
+        if not partitions:
+            await self._consumer._client.force_metadata_update()
+            partitions = self._consumer.partitions_for_topic(self.settings.verdict_topic) or set()
+        assigned = [TopicPartition(self.settings.verdict_topic, p) for p in sorted(partitions)]
+        self._consumer.assign(assigned)
+        await self._consumer.seek_to_end(*assigned)
+        for tp in assigned:  # resolve the positions now, before anything is sent
+            await self._consumer.position(tp)
+        await self._producer.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._producer.stop()
+        await self._consumer.stop()
+
+    async def send(self, samples: Sequence[Sample], rate: float | None = None,
+                   on_sent: Callable[[], None] = lambda: None) -> None:
+        """Produce every sample with its replay headers, at ``rate`` per second or at once."""
+        started = time.monotonic()
+        pending = []
+        for i, sample in enumerate(samples):
+            if rate:
+                await asyncio.sleep(max(0.0, started + i / rate - time.monotonic()))
+            self._samples[sample.id] = sample
+            headers = [
+                (REPLAY_RUN, self.run_id.encode()),
+                (REPLAY_LABEL, sample.label.encode()),
+                (REPLAY_CATEGORY, sample.category.encode()),
+                (REPLAY_PAIR, sample.pair_id.encode()),
+            ]
+            self.sent_at[sample.id] = time.monotonic()
+            future = await self._producer.send(
+                self.settings.input_topic, json.dumps(sample.trajectory()).encode(),
+                key=sample.id.encode(), headers=headers,
+            )
+            future.add_done_callback(lambda _: on_sent())
+            pending.append(future)
+        await asyncio.gather(*pending)
+        self._sent_all.set()
+
+    async def collect(self, timeout: float, on_verdict: Callable[[], None] = lambda: None) -> None:
+        """Read verdicts of this run, while it is sent and after, until every sample has one
+        or ``timeout`` passes without a new verdict. Duplicates (at-least-once delivery)
+        keep the first verdict."""
+        deadline: float | None = None
+        while True:
+            if self._sent_all.is_set():
+                if len(self.results) == len(self.sent_at):
+                    break
+                deadline = deadline or time.monotonic() + timeout
+                if time.monotonic() > deadline:
+                    break
+            batches = await self._consumer.getmany(timeout_ms=200)
+            now = time.monotonic()
+            for records in batches.values():
+                for record in records:
+                    if dict(record.headers).get(REPLAY_RUN) != self.run_id.encode():
+                        continue
+                    verdict = Verdict.model_validate_json(record.value)
+                    sample = self._samples.get(verdict.trajectory_id)
+                    if sample is None or sample.id in self.results:
+                        continue
+                    self.results[sample.id] = Result(sample, verdict,
+                                                     now - self.sent_at[sample.id])
+                    if deadline is not None:  # sending is over: wait `timeout` for the next
+                        deadline = now + timeout
+                    on_verdict()
+
+    @property
+    def missing(self) -> list[str]:
+        return [sample_id for sample_id in self.sent_at if sample_id not in self.results]

@@ -1,0 +1,49 @@
+"""Run a replay with progress bars and turn what came back into the report."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from monitor_gateway.settings import KafkaSettings
+
+from .client import Replay, Result, pair_order
+from .dataset import Sample
+from .report import build_report
+
+
+async def run_replay(
+    settings: KafkaSettings,
+    samples: Sequence[Sample],
+    *,
+    dataset: str,
+    console: Console,
+    rate: float | None = None,
+    timeout: float = 30.0,
+    seed: int | None = None,
+) -> tuple[dict[str, Any], list[Result]]:
+    run_id = f"replay-{uuid.uuid4().hex[:12]}"
+    ordered = pair_order(samples, seed)
+    columns = (TextColumn("{task.description:<9}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=False) as progress:
+        sent = progress.add_task("sent", total=len(ordered))
+        judged = progress.add_task("verdicts", total=len(ordered))
+        async with Replay(settings, run_id) as replay:
+            started = time.monotonic()
+            collecting = asyncio.create_task(
+                replay.collect(timeout, on_verdict=lambda: progress.advance(judged))
+            )
+            await replay.send(ordered, rate, on_sent=lambda: progress.advance(sent))
+            await collecting
+            elapsed = time.monotonic() - started
+    results = list(replay.results.values())
+    report = build_report(run_id=run_id, dataset=dataset, results=results,
+                          missing=len(replay.missing), elapsed_s=elapsed)
+    return report, results

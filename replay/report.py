@@ -1,0 +1,71 @@
+"""The replay report: MR/FAR overall, per category and per task type, latency, throughput."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .client import Result
+from .scoring import Confusion, count, percentile
+
+
+def build_report(
+    *, run_id: str, dataset: str, results: Iterable[Result], missing: int, elapsed_s: float
+) -> dict[str, Any]:
+    results = list(results)
+    by_category: dict[str, list[Result]] = defaultdict(list)
+    by_task: dict[str, list[Result]] = defaultdict(list)
+    for result in results:
+        by_category[result.sample.category].append(result)
+        by_task[result.sample.task_type or "none"].append(result)
+    latencies = [r.latency_s * 1000 for r in results]
+    card = results[0].verdict.monitor if results else None
+    return {
+        "run_id": run_id,
+        "dataset": dataset,
+        "monitor": {"name": card.name, "label": card.label} if card else None,
+        "n": len(results) + missing,
+        "missing": missing,
+        "overall": confusion(results).summary(),
+        "by_category": {k: confusion(v).summary() for k, v in sorted(by_category.items())},
+        "by_task_type": {k: confusion(v).summary() for k, v in sorted(by_task.items())},
+        "latency_ms": {f"p{q}": percentile(latencies, q) for q in (50, 95, 99)},
+        "throughput_per_s": len(results) / elapsed_s if elapsed_s > 0 else None,
+        "errors": sum(r.verdict.status == "error" for r in results),
+    }
+
+
+def confusion(results: Iterable[Result]) -> Confusion:
+    return count((r.sample.label == "misbehavior", r.verdict.flagged) for r in results)
+
+
+def _rate(value: object, interval: object) -> str:
+    if not isinstance(value, float) or not isinstance(interval, tuple | list):
+        return "-"
+    return f"{value:.3f} [{interval[0]:.2f}–{interval[1]:.2f}]"
+
+
+def print_report(report: dict[str, Any], console: Console) -> None:
+    table = Table(title=f"Replay {report['run_id']} on {report['dataset']}")
+    for column in ("", "MR [95% CI]", "FAR [95% CI]", "TP", "FN", "FP", "TN"):
+        table.add_column(column, justify="right" if column else "left", no_wrap=True)
+    rows = [("overall", report["overall"])]
+    rows += list(report["by_category"].items())
+    rows += [(f"task: {k}", v) for k, v in report["by_task_type"].items()]
+    for name, block in rows:
+        table.add_row(name, _rate(block["mr"], block["mr_ci"]), _rate(block["far"], block["far_ci"]),
+                      *(str(block[k]) for k in ("tp", "fn", "fp", "tn")))
+    console.print(table)
+    latency = report["latency_ms"]
+    if latency["p50"] is not None:
+        console.print(
+            f"latency send→verdict p50 {latency['p50']:.1f} ms, p95 {latency['p95']:.1f} ms, "
+            f"p99 {latency['p99']:.1f} ms; {report['throughput_per_s']:.1f} verdicts/s; "
+            f"{report['missing']} missing, {report['errors']} error verdicts"
+        )
+    if report["monitor"]:
+        console.print(f"monitor: {report['monitor']['label']}")
