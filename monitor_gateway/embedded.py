@@ -7,6 +7,7 @@ Kafka, Redpanda or MSK cluster instead; nothing else in the gateway depends on t
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import time
@@ -101,9 +102,7 @@ async def create_topics(settings: KafkaSettings, partitions: dict[str, int],
         existing = set(await admin.list_topics())
         wanted = [NewTopic(name, n, 1) for name, n in partitions.items() if name not in existing]
         if wanted:
-            try:
+            with contextlib.suppress(TopicAlreadyExistsError):  # created meanwhile
                 await admin.create_topics(wanted)
-            except TopicAlreadyExistsError:
-                pass
     finally:
         await admin.close()

@@ -152,7 +152,8 @@ class Gateway:
             if self._draining:
                 self._slots.release()
                 return
-            ticket = self.tracker.start(TopicPartition(record.topic, record.partition), record.offset)
+            partition = TopicPartition(record.topic, record.partition)
+            ticket = self.tracker.start(partition, record.offset)
             self.metrics.inflight.inc()
             task = asyncio.create_task(self._process(record, ticket))
             self._tasks.add(task)

@@ -55,7 +55,9 @@ class OffsetTracker:
             state.done.discard(offset)
             state.position = offset + 1
 
-    def committable(self, partitions: set[TopicPartition] | None = None) -> dict[TopicPartition, int]:
+    def committable(
+        self, partitions: set[TopicPartition] | None = None
+    ) -> dict[TopicPartition, int]:
         """Positions that moved since they were last committed."""
         return {
             tp: state.position

@@ -66,9 +66,9 @@ class Replay:
         self._samples: dict[str, Sample] = {}
         self._sent_all = asyncio.Event()
         self._consumer = AIOKafkaConsumer(
-            group_id=None, enable_auto_commit=False, **kafka_args(settings)  # type: ignore[arg-type]
+            group_id=None, enable_auto_commit=False, **kafka_args(settings)
         )
-        self._producer = AIOKafkaProducer(acks="all", linger_ms=5, **kafka_args(settings))  # type: ignore[arg-type]
+        self._producer = AIOKafkaProducer(acks="all", linger_ms=5, **kafka_args(settings))
 
     async def __aenter__(self) -> Replay:
         await self._consumer.start()

@@ -34,7 +34,8 @@ class Sample(BaseModel):
         """What the gateway is sent: the trajectory alone, the labels travel in headers."""
         body: dict[str, object] = {"id": self.id, "request": self.request,
                                    "response": self.response,
-                                   "steps": [s.model_dump(exclude_defaults=True) for s in self.steps]}
+                                   "steps": [s.model_dump(exclude_defaults=True)
+                                             for s in self.steps]}
         if self.task_type:
             body["task_type"] = self.task_type
         return body

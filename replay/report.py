@@ -46,7 +46,7 @@ def confusion(results: Iterable[Result]) -> Confusion:
 def _rate(value: object, interval: object) -> str:
     if not isinstance(value, float) or not isinstance(interval, tuple | list):
         return "-"
-    return f"{value:.3f} [{interval[0]:.2f}–{interval[1]:.2f}]"
+    return f"{value:.3f} [{interval[0]:.2f}, {interval[1]:.2f}]"
 
 
 def print_report(report: dict[str, Any], console: Console) -> None:
@@ -57,7 +57,8 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     rows += list(report["by_category"].items())
     rows += [(f"task: {k}", v) for k, v in report["by_task_type"].items()]
     for name, block in rows:
-        table.add_row(name, _rate(block["mr"], block["mr_ci"]), _rate(block["far"], block["far_ci"]),
+        table.add_row(name, _rate(block["mr"], block["mr_ci"]),
+                      _rate(block["far"], block["far_ci"]),
                       *(str(block[k]) for k in ("tp", "fn", "fp", "tn")))
     console.print(table)
     latency = report["latency_ms"]

@@ -28,7 +28,9 @@ def build_monitor(settings: GatewaySettings) -> Monitor:
     try:
         factory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
-        raise SettingsError(f"MONITOR_GATEWAY_MONITOR: cannot load plugin {name!r}: {exc}") from None
+        raise SettingsError(
+            f"MONITOR_GATEWAY_MONITOR: cannot load plugin {name!r}: {exc}"
+        ) from None
     monitor = factory(settings)
     if not isinstance(monitor, Monitor):
         raise SettingsError(f"MONITOR_GATEWAY_MONITOR: {name!r} did not return a Monitor")

@@ -1,0 +1,38 @@
+"""Monitors for tests: flaky, hanging, slow. Also loadable as plugins, e.g.
+``MONITOR_GATEWAY_MONITOR=monitors:slow`` with ``tests/`` on PYTHONPATH."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from monitor_gateway.monitors import Judgement
+from monitor_gateway.schema import MonitorCard, Trajectory
+from monitor_gateway.settings import GatewaySettings
+
+
+def card(name: str) -> MonitorCard:
+    return MonitorCard(name=name, backend="test", version="1", label=f"test monitor {name}")
+
+
+class Scripted:
+    """Fails, hangs or sleeps according to words in the trajectory's request."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.card = card("scripted")
+        self.delay = delay
+        self.calls: dict[str, int] = {}
+
+    async def judge(self, trajectory: Trajectory) -> Judgement:
+        self.calls[trajectory.id] = self.calls.get(trajectory.id, 0) + 1
+        if "HANG" in trajectory.request:
+            await asyncio.sleep(3600)
+        if "FAIL" in trajectory.request:
+            raise RuntimeError("backend unavailable")
+        await asyncio.sleep(self.delay)
+        return Judgement(score=0.9 if "BAD" in trajectory.request else 0.1)
+
+
+def slow(settings: GatewaySettings) -> Scripted:
+    """Plugin factory: sleeps MONITOR_DELAY seconds (default 5 ms) a trajectory."""
+    return Scripted(delay=float(os.environ.get("MONITOR_DELAY", "0.005")))
