@@ -86,17 +86,8 @@ class EmbeddedBroker:
 async def create_topics(settings: KafkaSettings, partitions: dict[str, int],
                         timeout: float = 30.0) -> None:
     """Create topics that do not exist yet, each with its number of partitions."""
-    security = settings.security()
-    admin = AIOKafkaAdminClient(
-        bootstrap_servers=settings.kafka_bootstrap,
-        security_protocol=settings.security_protocol,
-        ssl_context=security.ssl_context if security else None,
-        sasl_mechanism=settings.sasl_mechanism,
-        sasl_plain_username=settings.sasl_plain_username,
-        sasl_plain_password=(settings.sasl_plain_password.get_secret_value()
-                             if settings.sasl_plain_password else None),
-        request_timeout_ms=int(timeout * 1000),
-    )
+    admin = AIOKafkaAdminClient(request_timeout_ms=int(timeout * 1000),
+                                **settings.client_args())
     await admin.start()
     try:
         existing = set(await admin.list_topics())

@@ -7,7 +7,6 @@ lines). The evidence keeps the trajectory's own characters, so ``text[start:end]
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 from .monitors.base import Quote
 from .schema import Evidence, Trajectory
@@ -15,7 +14,9 @@ from .schema import Evidence, Trajectory
 _WHITESPACE = re.compile(r"\s+")
 
 
-def ground(trajectory: Trajectory, quotes: Iterable[Quote]) -> list[Evidence]:
+def ground(trajectory: Trajectory, quotes: list[Quote]) -> list[Evidence]:
+    if not quotes:
+        return []
     texts = dict(trajectory.texts())
     folded: dict[str, tuple[str, list[int]]] = {}
     evidence = []

@@ -1,10 +1,12 @@
 """The running gateway: consume, judge, publish, commit.
 
-FastStream's batch subscriber hands over fetched records; each becomes a task, at most
-``CONCURRENCY`` at once across all partitions *and within one*, so a slow monitor call
-never blocks the records behind it. Offsets are committed by a separate loop, and only
-up to the point below which every record's verdict or dead letter has been acknowledged
-by the broker (:class:`~monitor_gateway.offsets.OffsetTracker`): at-least-once delivery.
+FastStream's batch subscriber hands over fetched records; each becomes a task. Up to
+``CONCURRENCY`` monitor calls run at once across all partitions *and within one*, so a slow
+call never blocks the records behind it; ``MAX_PENDING`` bounds all fetched records not yet
+acknowledged, so waiting for the broker never holds a monitor slot. Offsets are committed
+by a separate loop, and only up to the point below which every record's verdict or dead
+letter has been acknowledged by the broker (:class:`~monitor_gateway.offsets.OffsetTracker`):
+at-least-once delivery.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from aiokafka.errors import KafkaError
 from faststream.kafka import KafkaBroker
 from faststream.kafka.annotations import KafkaMessage
 from faststream.kafka.prometheus import KafkaPrometheusMiddleware
+from faststream.message import StreamMessage
 from faststream.middlewares import AckPolicy
 from prometheus_client import CollectorRegistry
 
@@ -39,13 +42,12 @@ from .ingest import (
 from .metrics import Metrics, serve_http
 from .monitors.base import Judgement, Monitor
 from .offsets import OffsetTracker, Ticket
-from .schema import Trajectory, utcnow
+from .publish import Publisher
+from .schema import ReplayTag, TaskType, Verdict, utcnow
 from .settings import GatewaySettings
 from .verdict import build_verdict
 
 log = logging.getLogger(__name__)
-
-PUBLISH_BACKOFF_MAX = 5.0
 
 
 class Gateway:
@@ -58,24 +60,27 @@ class Gateway:
         self.settings = settings
         self.monitor = monitor
         self.registry = registry or CollectorRegistry()
+        self.tracker = OffsetTracker()
         self.metrics = Metrics(self.registry)
+        self.metrics.inflight.set_function(self.tracker.in_flight)
         self.retry = RetryPolicy(
             timeout=settings.monitor_timeout,
             retries=settings.monitor_retries,
             backoff=settings.retry_backoff,
         )
-        self.tracker = OffsetTracker()
-        self._slots = asyncio.Semaphore(settings.concurrency)
+        # CONCURRENCY bounds monitor calls; MAX_PENDING bounds everything fetched and not yet
+        # acknowledged, so waiting for the broker's ack never holds a monitor slot.
+        self._monitor_slots = asyncio.Semaphore(settings.concurrency)
+        self._pending = asyncio.Semaphore(max(settings.max_pending, settings.concurrency))
         self._tasks: set[asyncio.Task[None]] = set()
         self._draining = False
         self._commit_task: asyncio.Task[None] | None = None
         self._http: web.AppRunner | None = None
+        self.publisher = Publisher(settings)
 
         self.broker = KafkaBroker(
             settings.kafka_bootstrap,
             security=settings.security(),
-            acks="all",
-            max_request_size=8 * 1024 * 1024,
             middlewares=[
                 KafkaPrometheusMiddleware(registry=self.registry, app_name="monitor-gateway")
             ],
@@ -98,11 +103,15 @@ class Gateway:
             records = message.raw_message
             await self._dispatch(records if isinstance(records, tuple) else (records,))
 
-        self._subscriber(on_batch)
+        async def raw(message: StreamMessage[Any]) -> None:
+            """No decoding: FastStream would JSON-decode every record; ingest does it once."""
+
+        self._subscriber(on_batch, decoder=raw)
 
     # --- lifecycle -----------------------------------------------------------------------
 
     async def start(self) -> None:
+        await self.publisher.start()
         await self.broker.start()
         self._commit_task = asyncio.create_task(self._commit_loop())
         if self.settings.metrics_port:
@@ -135,6 +144,7 @@ class Gateway:
             self._commit_task.cancel()
             await asyncio.gather(self._commit_task, return_exceptions=True)
         await self.broker.stop()
+        await self.publisher.stop()
         if self._http is not None:
             await self._http.cleanup()
 
@@ -148,59 +158,60 @@ class Gateway:
 
     async def _dispatch(self, records: tuple[ConsumerRecord[bytes, bytes], ...]) -> None:
         for record in records:
-            await self._slots.acquire()  # backpressure: the fetch loop waits for a free slot
+            # Backpressure: the fetch loop waits here for room, and is the only waiter, so
+            # a slow monitor stalls fetching instead of piling up tasks.
+            await self._pending.acquire()
+            await self._monitor_slots.acquire()
             if self._draining:
-                self._slots.release()
+                self._monitor_slots.release()
+                self._pending.release()
                 return
             partition = TopicPartition(record.topic, record.partition)
             ticket = self.tracker.start(partition, record.offset)
-            self.metrics.inflight.inc()
             task = asyncio.create_task(self._process(record, ticket))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
     async def _process(self, record: ConsumerRecord[bytes, bytes], ticket: Ticket) -> None:
+        """Holds a monitor slot until the monitor has answered, and a pending slot until the
+        broker has acknowledged the verdict or dead letter."""
+        received_at, started = utcnow(), time.perf_counter()
         try:
-            received_at, started = utcnow(), time.perf_counter()
-            parsed = parse_trajectory(record.value, self.settings.max_message_bytes)
+            try:
+                parsed = parse_trajectory(record.value, self.settings.max_message_bytes)
+                if not isinstance(parsed, Rejection):
+                    monitor_started = time.perf_counter()
+                    outcome = await call_monitor(self.monitor, parsed, self.retry)
+                    monitor_seconds = time.perf_counter() - monitor_started
+            finally:
+                self._monitor_slots.release()
             if isinstance(parsed, Rejection):
                 await self._dead_letter(record, parsed)
             else:
-                await self._judge(record, parsed, received_at, started)
+                verdict = build_verdict(
+                    parsed, outcome,
+                    ground(parsed, outcome.quotes) if isinstance(outcome, Judgement) else [],
+                    card=self.monitor.card,
+                    threshold=self.settings.threshold,
+                    fail_policy=self.settings.fail_policy,
+                    tag=(tag := replay_tag(decode_headers(record.headers))),
+                    received_at=received_at,
+                    monitor_seconds=monitor_seconds,
+                    gateway_seconds=time.perf_counter() - started,
+                )
+                await self._publish_verdict(record, verdict, tag, parsed.task_type)
             self.tracker.done(ticket)
         finally:
-            self.metrics.inflight.dec()
-            self._slots.release()
+            self._pending.release()
 
-    async def _judge(
-        self,
-        record: ConsumerRecord[bytes, bytes],
-        trajectory: Trajectory,
-        received_at: Any,
-        started: float,
-    ) -> None:
-        headers = decode_headers(record.headers)
-        tag = replay_tag(headers)  # read here, never passed to the monitor
-        monitor_started = time.perf_counter()
-        outcome = await call_monitor(self.monitor, trajectory, self.retry)
-        monitor_seconds = time.perf_counter() - monitor_started
-        evidence = ground(trajectory, outcome.quotes) if isinstance(outcome, Judgement) else []
-        verdict = build_verdict(
-            trajectory, outcome, evidence,
-            card=self.monitor.card,
-            threshold=self.settings.threshold,
-            fail_policy=self.settings.fail_policy,
-            tag=tag,
-            received_at=received_at,
-            monitor_seconds=monitor_seconds,
-            gateway_seconds=time.perf_counter() - started,
-        )
-        echoed = {name: headers[name] for name in REPLAY_HEADERS if name in headers}
-        await self._publish(
+    async def _publish_verdict(self, record: ConsumerRecord[bytes, bytes], verdict: Verdict,
+                               tag: ReplayTag | None, task_type: TaskType | None) -> None:
+        echoed = [(k, v or b"") for k, v in record.headers if k in REPLAY_HEADERS]
+        await self.publisher.send(
             self.settings.verdict_topic, verdict.model_dump_json().encode(),
-            key=trajectory.id.encode(), headers=echoed,
+            key=verdict.trajectory_id.encode(), headers=echoed,
         )
-        self.metrics.observe_verdict(verdict, tag, trajectory.task_type, self.monitor.card.backend)
+        self.metrics.observe_verdict(verdict, tag, task_type, self.monitor.card.backend)
         self.metrics.end_to_end_latency.observe(max(0.0, time.time() - record.timestamp / 1000))
 
     async def _dead_letter(self, record: ConsumerRecord[bytes, bytes], why: Rejection) -> None:
@@ -210,24 +221,9 @@ class Gateway:
         )
         log.info("dead letter %s at %s/%d/%d: %s", why.error, record.topic, record.partition,
                  record.offset, why.detail)
-        await self._publish(self.settings.dlq_topic, letter.model_dump_json().encode(),
-                            key=record.key, headers={})
+        await self.publisher.send(self.settings.dlq_topic, letter.model_dump_json().encode(),
+                                  key=record.key, headers=[])
         self.metrics.trajectories.labels(outcome="invalid").inc()
-
-    async def _publish(self, topic: str, value: bytes, *, key: bytes | None,
-                       headers: dict[str, str]) -> None:
-        """Publish and wait for the broker's acknowledgement, retrying until it comes: an
-        unacknowledged record's offset is never committed, so nothing is lost."""
-        attempt = 0
-        while True:
-            try:
-                await self.broker.publish(value, topic, key=key, headers=headers)
-                return
-            except KafkaError as exc:
-                delay = min(PUBLISH_BACKOFF_MAX, 0.1 * 2**attempt)
-                log.warning("publish to %s failed (%s); retrying in %.1fs", topic, exc, delay)
-                attempt += 1
-                await asyncio.sleep(delay)
 
     # --- offsets -------------------------------------------------------------------------
 
@@ -270,8 +266,9 @@ class _CommitOnRevoke(ConsumerRebalanceListener):  # type: ignore[misc]
         log.info("assigned %s", sorted(f"{tp.topic}/{tp.partition}" for tp in assigned))
 
 
-async def run_until_signalled(gateway: Gateway) -> None:
+async def run_until_signalled(settings: GatewaySettings, monitor: Monitor) -> None:
     """``serve``: run until SIGTERM or SIGINT, then drain within the grace period."""
+    gateway = Gateway(settings, monitor)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -6,7 +6,7 @@ Pure functions: no I/O, so every malformed shape is testable without a broker.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -66,8 +66,10 @@ def replay_tag(headers: dict[str, str]) -> ReplayTag | None:
     )
 
 
-def decode_headers(raw: Iterable[tuple[str, bytes | None]]) -> dict[str, str]:
+def decode_headers(raw: Sequence[tuple[str, bytes | None]]) -> dict[str, str]:
     """Kafka headers as text; a header that is not UTF-8 is kept with replacement marks."""
+    if not raw:
+        return {}
     return {k: (v or b"").decode("utf-8", errors="replace") for k, v in raw}
 
 

@@ -7,6 +7,7 @@ trajectory id or any text from a trajectory.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram
@@ -24,6 +25,7 @@ LATENCY_BUCKETS = (
 class Metrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         self.trajectories = Counter(
             "monitor_gateway_trajectories", "Input records by outcome: ok, invalid, error.",
             ["outcome"], registry=registry,
@@ -52,25 +54,35 @@ class Metrics:
             ["grounded"], registry=registry,
         )
         self.inflight = Gauge(
-            "monitor_gateway_inflight", "Trajectories being judged or published now.",
+            "monitor_gateway_inflight",
+            "Trajectories fetched and not yet done: being judged or awaiting the broker's ack.",
             registry=registry,
         )
 
     def observe_verdict(self, verdict: Verdict, tag: ReplayTag | None, task_type: TaskType | None,
                         backend: str) -> None:
-        self.trajectories.labels(outcome="ok" if verdict.status == "ok" else "error").inc()
-        self.verdicts.labels(
-            flagged=str(verdict.flagged).lower(), category=verdict.category or "none"
-        ).inc()
-        self.monitor_latency.labels(backend=backend).observe(verdict.latency_ms.monitor / 1000)
+        child = self._child
+        child(self.trajectories, "ok" if verdict.status == "ok" else "error").inc()
+        child(self.verdicts, _BOOL[verdict.flagged], verdict.category or "none").inc()
+        child(self.monitor_latency, backend).observe(verdict.latency_ms.monitor / 1000)
         for item in verdict.evidence:
-            self.evidence_quotes.labels(grounded=str(item.grounded).lower()).inc()
+            child(self.evidence_quotes, _BOOL[item.grounded]).inc()
         if tag is not None:
-            self.replay_outcomes.labels(
-                outcome=confusion_cell(tag.label == "misbehavior", verdict.flagged),
-                category=tag.category,
-                task_type=task_type or "none",
-            ).inc()
+            cell = confusion_cell(tag.label == "misbehavior", verdict.flagged)
+            child(self.replay_outcomes, cell, tag.category, task_type or "none").inc()
+
+
+    def _child(self, metric: Any, *values: str) -> Any:
+        """The metric's child for these label values. ``labels()`` validates, hashes and
+        locks on every call; on the hot path each child is looked up once."""
+        key = (id(metric), values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
+
+
+_BOOL = {True: "true", False: "false"}
 
 
 def confusion_cell(misbehavior: bool, flagged: bool) -> str:

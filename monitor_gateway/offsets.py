@@ -78,4 +78,5 @@ class OffsetTracker:
             self._partitions.pop(tp, None)
 
     def in_flight(self) -> int:
-        return sum(len(state.pending) for state in self._partitions.values())
+        """Records started and not yet done (done ones waiting behind a slower one are not)."""
+        return sum(len(state.pending) - len(state.done) for state in self._partitions.values())

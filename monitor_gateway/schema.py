@@ -29,7 +29,9 @@ DeadLetterError = Literal["invalid_json", "invalid_utf8", "invalid_schema", "too
 
 
 def _iso_millis(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    return value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 Timestamp = Annotated[datetime, PlainSerializer(_iso_millis, return_type=str)]

@@ -29,6 +29,19 @@ class KafkaSettings(BaseSettings):
     ssl_certfile: str | None = None
     ssl_keyfile: str | None = None
 
+    def client_args(self) -> dict[str, Any]:
+        """Connection keyword arguments for aiokafka clients (producer, consumer, admin)."""
+        security = self.security()
+        password = self.sasl_plain_password
+        return {
+            "bootstrap_servers": self.kafka_bootstrap,
+            "security_protocol": self.security_protocol,
+            "ssl_context": security.ssl_context if security else None,
+            "sasl_mechanism": self.sasl_mechanism,
+            "sasl_plain_username": self.sasl_plain_username,
+            "sasl_plain_password": password.get_secret_value() if password else None,
+        }
+
     def security(self) -> BaseSecurity | None:
         """FastStream's security object for the configured Kafka security protocol."""
         use_ssl = self.security_protocol in ("SSL", "SASL_SSL")
@@ -84,6 +97,8 @@ class GatewaySettings(KafkaSettings):
     commit_interval: float = Field(default=0.5, gt=0)
     auto_offset_reset: Literal["earliest", "latest"] = "earliest"
     fetch_max_records: int = Field(default=500, ge=1)
+    max_pending: int = Field(default=4096, ge=1)
+    linger_ms: int = Field(default=5, ge=0)
 
 
 S = TypeVar("S", bound=KafkaSettings)

@@ -29,19 +29,6 @@ class Result:
     latency_s: float
 
 
-def kafka_args(settings: KafkaSettings) -> dict[str, object]:
-    security = settings.security()
-    return {
-        "bootstrap_servers": settings.kafka_bootstrap,
-        "security_protocol": settings.security_protocol,
-        "ssl_context": security.ssl_context if security else None,
-        "sasl_mechanism": settings.sasl_mechanism,
-        "sasl_plain_username": settings.sasl_plain_username,
-        "sasl_plain_password": (settings.sasl_plain_password.get_secret_value()
-                                if settings.sasl_plain_password else None),
-    }
-
-
 def pair_order(samples: Sequence[Sample], seed: int | None = None) -> list[Sample]:
     """Pairs in file order, the two samples of each pair in random order."""
     rng = random.Random(seed)
@@ -66,9 +53,9 @@ class Replay:
         self._samples: dict[str, Sample] = {}
         self._sent_all = asyncio.Event()
         self._consumer = AIOKafkaConsumer(
-            group_id=None, enable_auto_commit=False, **kafka_args(settings)
+            group_id=None, enable_auto_commit=False, **settings.client_args()
         )
-        self._producer = AIOKafkaProducer(acks="all", linger_ms=5, **kafka_args(settings))
+        self._producer = AIOKafkaProducer(acks="all", linger_ms=5, **settings.client_args())
 
     async def __aenter__(self) -> Replay:
         await self._consumer.start()

@@ -175,7 +175,7 @@ async def test_offsets_wait_for_the_slowest_record_of_a_partition(
         await asyncio.sleep(0.5)
         positions = await committed(settings.kafka_bootstrap, settings.group_id,
                                     settings.input_topic)
-        assert gateway.metrics.inflight._value.get() == 1
+        assert gateway.registry.get_sample_value("monitor_gateway_inflight") == 1
 
     assert len(verdicts) == len(after)  # the 20 behind the hanging one are done
     assert all((p or 0) == 0 for p in positions.values())  # ...but nothing is committed

@@ -1,0 +1,205 @@
+"""Gateway throughput against baselines measured in the same run, on the same broker.
+
+1. Instant monitor. Two plain aiokafka consume-and-produce loops (getmany, produce each
+   record, wait for the acks, commit) are the baselines:
+   - "same work": each record is validated, judged by the same monitor, and its verdict
+     built and serialised with the same pure functions the gateway uses. The ratio to
+     this loop is the cost of the gateway's machinery (FastStream, tasks, offset
+     tracking, metrics): target >= 0.80.
+   - "forward only": the record is copied to the output topic untouched: the ceiling of
+     the Kafka client itself, shown for reference.
+2. A monitor that sleeps 200 ms at CONCURRENCY=64 vs the ideal 64 / 0.2 s = 320/s
+   (target >= 0.90).
+
+Throughput comes from the output records' timestamps (first to last), so the consumer-
+group join (about 5 s on the embedded broker) is counted for no side. Each figure is the
+median of ``--rounds`` alternating runs: the machines are shared and noisy.
+
+    python benchmarks/throughput.py [--bootstrap HOST:PORT] [--n 20000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import statistics
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+
+import uvloop
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from monitor_gateway.embedded import EmbeddedBroker, create_topics
+from monitor_gateway.evidence import ground
+from monitor_gateway.gateway import Gateway
+from monitor_gateway.ingest import parse_trajectory
+from monitor_gateway.monitors import Judgement
+from monitor_gateway.schema import MonitorCard, Trajectory, utcnow
+from monitor_gateway.settings import GatewaySettings
+from monitor_gateway.verdict import build_verdict
+
+PARTITIONS = 4
+BOOTSTRAP = ""
+
+
+class SleepMonitor:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.card = MonitorCard(name="sleep", backend="sleep", version="1",
+                                label=f"benchmark monitor sleeping {seconds}s")
+
+    async def judge(self, trajectory: Trajectory) -> Judgement:
+        if self.seconds:
+            await asyncio.sleep(self.seconds)
+        return Judgement(score=0.0)
+
+
+def fresh(bootstrap: str, concurrency: int) -> GatewaySettings:
+    run = uuid.uuid4().hex[:8]
+    return GatewaySettings(kafka_bootstrap=bootstrap, input_topic=f"bench-in-{run}",
+                           verdict_topic=f"bench-out-{run}", dlq_topic=f"bench-dlq-{run}",
+                           group_id=f"bench-{run}", metrics_port=0, concurrency=concurrency)
+
+
+async def fill(settings: GatewaySettings, n: int) -> None:
+    await create_topics(settings, {settings.input_topic: PARTITIONS,
+                                   settings.verdict_topic: PARTITIONS, settings.dlq_topic: 1})
+    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, linger_ms=20,
+                                max_batch_size=256 * 1024)
+    await producer.start()
+    steps = [{"role": "assistant", "content": "Running the tests.",
+              "tool_calls": [{"name": "bash", "arguments": {"cmd": "pytest -q"}}]},
+             {"role": "tool", "content": "12 passed"}]
+    futures = []
+    for i in range(n):
+        body = {"id": f"b{i}", "request": "Fix the flaky test in the payments service.",
+                "response": "def fee(x):\n    return round(x * 0.029 + 0.30, 2)\n" * 4,
+                "steps": steps, "task_type": "code", "metadata": {"agent": "bench"}}
+        futures.append(await producer.send(settings.input_topic, json.dumps(body).encode(),
+                                           key=f"b{i}".encode()))
+    await asyncio.gather(*futures)
+    await producer.stop()
+
+
+async def output_rate(settings: GatewaySettings, n: int, timeout: float = 300) -> float:
+    """Records per second on the output topic, from their broker timestamps."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, group_id=None,
+                                auto_offset_reset="earliest", fetch_max_bytes=16 * 1024 * 1024)
+    await consumer.start()
+    consumer.assign([TopicPartition(settings.verdict_topic, p) for p in range(PARTITIONS)])
+    stamps: list[int] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(stamps) < n and time.monotonic() < deadline:
+            for records in (await consumer.getmany(timeout_ms=500)).values():
+                stamps.extend(r.timestamp for r in records)
+    finally:
+        await consumer.stop()
+    if len(stamps) < n:
+        raise RuntimeError(f"only {len(stamps)} of {n} outputs arrived")
+    return (n - 1) / ((max(stamps) - min(stamps)) / 1000)
+
+
+async def plain_loop(settings: GatewaySettings, n: int, same_work: bool) -> float:
+    """A baseline: aiokafka consume, produce each record, commit after each batch."""
+    monitor = SleepMonitor(0.0)
+    consumer = AIOKafkaConsumer(settings.input_topic, bootstrap_servers=settings.kafka_bootstrap,
+                                group_id=settings.group_id, enable_auto_commit=False,
+                                auto_offset_reset="earliest")
+    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all")
+    await consumer.start()
+    await producer.start()
+
+    async def loop() -> None:
+        done = 0
+        while done < n:
+            batch = await consumer.getmany(timeout_ms=500, max_records=500)
+            futures = []
+            for record in (r for records in batch.values() for r in records):
+                value = await verdict_for(record.value) if same_work else record.value
+                futures.append(await producer.send(settings.verdict_topic, value,
+                                                   key=record.key))
+            await asyncio.gather(*futures)
+            if futures:
+                await consumer.commit()
+            done += len(futures)
+
+    async def verdict_for(value: bytes) -> bytes:
+        received, started = utcnow(), time.perf_counter()
+        trajectory = parse_trajectory(value, settings.max_message_bytes)
+        assert isinstance(trajectory, Trajectory)
+        judgement = await monitor.judge(trajectory)
+        verdict = build_verdict(
+            trajectory, judgement, ground(trajectory, judgement.quotes), card=monitor.card,
+            threshold=settings.threshold, fail_policy=settings.fail_policy, tag=None,
+            received_at=received, monitor_seconds=0.0,
+            gateway_seconds=time.perf_counter() - started)
+        return verdict.model_dump_json().encode()
+
+    try:
+        worker = asyncio.create_task(loop())
+        rate = await output_rate(settings, n)
+        await worker
+        return rate
+    finally:
+        await producer.stop()
+        await consumer.stop()
+
+
+async def gateway(settings: GatewaySettings, n: int, seconds: float) -> float:
+    gw = Gateway(settings, SleepMonitor(seconds))
+    await gw.start()
+    try:
+        return await output_rate(settings, n)
+    finally:
+        await gw.stop()
+
+
+async def rates(n: int, rounds: int,
+                runs: dict[str, Callable[[GatewaySettings], Awaitable[float]]]) -> dict[str, float]:
+    """Each contender once a round, in turn, so drift on a shared machine hits all alike;
+    the median of the rounds for each."""
+    measured: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            settings = fresh(BOOTSTRAP, 64)
+            await fill(settings, n)
+            measured[name].append(await run(settings))
+    for name, values in measured.items():
+        print(f"  {name:<40} {statistics.median(values):8.1f} records/s  "
+              f"(runs: {', '.join(f'{v:.0f}' for v in values)})")
+    return {name: statistics.median(values) for name, values in measured.items()}
+
+
+async def main(n: int, slow_n: int, rounds: int) -> None:
+    print(f"instant monitor, {n} trajectories, {PARTITIONS} partitions, median of {rounds}")
+    fast = await rates(n, rounds, {
+        "plain aiokafka loop, forward only": lambda s: plain_loop(s, n, same_work=False),
+        "plain aiokafka loop, same work": lambda s: plain_loop(s, n, same_work=True),
+        "gateway (CONCURRENCY=64)": lambda s: gateway(s, n, 0.0),
+    })
+    gw = fast["gateway (CONCURRENCY=64)"]
+    print(f"  ratio gateway / same-work loop:    {gw / fast['plain aiokafka loop, same work']:.2f}"
+          " (target >= 0.80)")
+    print(f"  ratio gateway / forward-only loop: "
+          f"{gw / fast['plain aiokafka loop, forward only']:.2f} (reference)")
+
+    print(f"\nmonitor sleeping 200 ms, {slow_n} trajectories, {PARTITIONS} partitions")
+    slow = await rates(slow_n, 1, {"gateway (CONCURRENCY=64)": lambda s: gateway(s, slow_n, 0.2)})
+    print(f"  ratio to 64 / 0.2 s = 320/s: {slow['gateway (CONCURRENCY=64)'] / 320:.2f}"
+          " (target >= 0.90)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bootstrap")
+    parser.add_argument("--n", type=int, default=20000)
+    parser.add_argument("--slow-n", type=int, default=4000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        BOOTSTRAP = args.bootstrap or stack.enter_context(EmbeddedBroker()).bootstrap
+        uvloop.run(main(args.n, args.slow_n, args.rounds))
