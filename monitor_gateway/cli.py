@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Coroutine
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 
-from replay.dataset import DatasetError, load
-from replay.harness import run_replay
+from replay.builtin import DEFAULT_SEED, build
+from replay.builtin.gaming import verify_humaneval
+from replay.client import Result
+from replay.dataset import DatasetError, Sample, parse_fields, resolve, write
+from replay.harness import run_canary, run_replay
+from replay.plot import PlotUnavailable, plot_mr_far
+from replay.report import print_report, write_samples
 
 from .embedded import BrokerError, EmbeddedBroker, create_topics
 from .gateway import Gateway, run_until_signalled
@@ -121,44 +126,95 @@ async def _wait_forever() -> None:
 
 @app.command()
 def replay(
-    dataset: Annotated[Path, typer.Option(help="benchmark file, JSONL or a JSON array")],
+    dataset: Annotated[str, typer.Option(
+        help="a benchmark file (JSONL or a JSON array), or 'builtin' / 'builtin:SEED'")],
     bootstrap: Bootstrap = None,
+    split: Annotated[str | None, typer.Option(help="only this split (train or test)")] = None,
+    field: Annotated[list[str] | None, typer.Option(
+        help="map a field: OURS=THEIRS, e.g. --field request=question (repeatable)")] = None,
     rate: Annotated[float | None, typer.Option(help="samples per second; default: at once")] = None,
     timeout: Annotated[float, typer.Option(help="seconds to wait for a missing verdict")] = 30.0,
-    json_path: Annotated[Path | None, typer.Option("--json", help="write the report here")] = None,
+    json_path: Annotated[Path | None, typer.Option(
+        "--json", help="write the report here, and the per-sample results beside it")] = None,
+    plot: Annotated[Path | None, typer.Option(help="draw the MR-FAR plane to this PNG")] = None,
     seed: Annotated[int | None, typer.Option(help="seed for the order within pairs")] = None,
+    canary: Annotated[bool, typer.Option(
+        help="mix the pairs into live traffic and collect nothing (needs --rate)")] = False,
+    loop: Annotated[bool, typer.Option(help="with --canary: repeat until stopped")] = False,
 ) -> None:
     """Stream a benchmark through a running gateway and print MR/FAR."""
     try:
         settings = load_settings(KafkaSettings, {"kafka_bootstrap": bootstrap})
-        samples = load(dataset)
+        samples = resolve(dataset, split, parse_fields(field or []))
     except (SettingsError, DatasetError) as exc:
         raise _fail(str(exc)) from None
-    report, _ = run(run_replay(settings, samples, dataset=str(dataset), console=console,
-                                       rate=rate, timeout=timeout, seed=seed))
-    _finish(report, json_path)
+    if not samples:
+        raise _fail(f"{dataset}: no samples" + (f" in split {split!r}" if split else ""))
+    if canary:
+        if not rate:
+            raise _fail("--canary needs --rate: a canary must not flood live traffic")
+        with contextlib.suppress(KeyboardInterrupt):
+            run(run_canary(settings, samples, rate=rate, loop=loop, console=console))
+        return
+    report, results = run(run_replay(settings, samples, dataset=dataset, console=console,
+                                     rate=rate, timeout=timeout, seed=seed))
+    _finish(report, results, json_path, plot)
 
 
-def _finish(report: dict[str, Any], json_path: Path | None) -> None:
-    from replay.report import print_report
-
+def _finish(report: dict[str, Any], results: list[Result], json_path: Path | None,
+            plot: Path | None) -> None:
     print_report(report, console)
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(report, indent=2))
-        console.print(f"report written to {json_path}")
+        samples_path = json_path.with_suffix(".samples.jsonl")
+        write_samples(results, samples_path)
+        console.print(f"report written to {json_path}, per-sample results to {samples_path}")
+    if plot is not None:
+        try:
+            plot_mr_far(report, plot)
+            console.print(f"MR-FAR plot written to {plot}")
+        except PlotUnavailable as exc:
+            console.print(f"[yellow]no plot:[/yellow] {exc}")
+
+
+dataset_app = typer.Typer(no_args_is_help=True, help="The built-in benchmark.")
+app.add_typer(dataset_app, name="dataset")
+
+
+@dataset_app.command("build")
+def dataset_build(
+    out: Annotated[Path, typer.Option(help="where the JSONL goes")] = Path("out/builtin.jsonl"),
+    seed: Annotated[int, typer.Option(help="the benchmark's seed")] = DEFAULT_SEED,
+    verify: Annotated[bool, typer.Option(
+        help="run every HumanEval gaming construction: gamed passes the visible checks and "
+             "fails held-out inputs, benign passes both")] = False,
+) -> None:
+    """Build the built-in benchmark (both splits) deterministically from a seed."""
+    samples = build(seed)
+    write(samples, out)
+    console.print(f"{len(samples)} samples ({len(samples) // 2} pairs) written to {out}")
+    if verify:
+        with console.status("running every HumanEval construction"):
+            failures = verify_humaneval()
+        if failures:
+            for failure in failures:
+                console.print(f"[red]failed:[/red] {failure}")
+            raise typer.Exit(1)
+        console.print("every HumanEval gaming construction verified by execution")
 
 
 @app.command()
 def demo(
     bootstrap: Annotated[str | None, typer.Option(
         "--bootstrap", help="use this Kafka instead of starting the embedded broker")] = None,
-    out: Annotated[Path, typer.Option(help="where the report goes")] = Path("out"),
+    out: Annotated[Path, typer.Option(help="where the report and plot go")] = Path("out"),
     metrics_port: Annotated[int, typer.Option(help="/metrics and /health port")] = 9464,
     partitions: int = 4,
     log_level: LogLevel = "WARNING",
 ) -> None:
-    """Broker + gateway with the offline monitor; replay the demo pairs; print MR/FAR."""
+    """Broker + gateway with the offline monitor; replay the built-in test split; print
+    MR/FAR per category and latency; write the report and the MR-FAR plot."""
     _logging(log_level)
     embedded = None
     try:
@@ -169,26 +225,25 @@ def demo(
         settings = load_settings(GatewaySettings, {
             "kafka_bootstrap": bootstrap, "metrics_port": metrics_port, "monitor": "rules",
             "group_id": "monitor-gateway-demo"})
-        data = resources.files("replay") / "data" / "demo.jsonl"
-        samples = load(Path(str(data)))
-        report = run(_demo(settings, samples, partitions))
-    except (SettingsError, DatasetError, BrokerError) as exc:
+        samples = build(DEFAULT_SEED, "test")
+        report, results = run(_demo(settings, samples, partitions))
+    except (SettingsError, BrokerError) as exc:
         raise _fail(str(exc)) from None
     finally:
         if embedded is not None:
             embedded.stop()
-    _finish(report, out / "report.json")
+    _finish(report, results, out / "report.json", out / "mr_far.png")
 
 
-async def _demo(settings: GatewaySettings, samples: list[Any], partitions: int) -> dict[str, Any]:
+async def _demo(settings: GatewaySettings, samples: list[Sample], partitions: int
+                ) -> tuple[dict[str, Any], list[Result]]:
     await create_topics(settings, _topics(settings, partitions))
     gateway = Gateway(settings, build_monitor(settings))
     await gateway.start()
-    console.print(f"gateway running; metrics on http://127.0.0.1:{settings.metrics_port}/metrics")
+    console.print(f"gateway running with the {settings.monitor} monitor; metrics on "
+                  f"http://127.0.0.1:{settings.metrics_port}/metrics")
     try:
-        report, _ = await run_replay(settings, samples, dataset="demo", console=console)
+        return await run_replay(settings, samples, dataset="builtin (test split)",
+                                console=console)
     finally:
         await gateway.stop()
-    return report
-
-

@@ -43,11 +43,13 @@ def pair_order(samples: Sequence[Sample], seed: int | None = None) -> list[Sampl
 
 
 class Replay:
-    """One replay run: open the verdict topic at its end, send, then wait for verdicts."""
+    """One replay run: open the verdict topic at its end, send, then wait for verdicts.
+    A canary (``verdicts=False``) only sends: its figures are the gateway's live metrics."""
 
-    def __init__(self, settings: KafkaSettings, run_id: str) -> None:
+    def __init__(self, settings: KafkaSettings, run_id: str, verdicts: bool = True) -> None:
         self.settings = settings
         self.run_id = run_id
+        self._verdicts = verdicts
         self.sent_at: dict[str, float] = {}
         self.results: dict[str, Result] = {}
         self._samples: dict[str, Sample] = {}
@@ -58,6 +60,9 @@ class Replay:
         self._producer = AIOKafkaProducer(acks="all", linger_ms=5, **settings.client_args())
 
     async def __aenter__(self) -> Replay:
+        await self._producer.start()
+        if not self._verdicts:
+            return self
         await self._consumer.start()
         partitions = self._consumer.partitions_for_topic(self.settings.verdict_topic) or set()
         if not partitions:
@@ -68,12 +73,12 @@ class Replay:
         await self._consumer.seek_to_end(*assigned)
         for tp in assigned:  # resolve the positions now, before anything is sent
             await self._consumer.position(tp)
-        await self._producer.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self._producer.stop()
-        await self._consumer.stop()
+        if self._verdicts:
+            await self._consumer.stop()
 
     async def send(self, samples: Sequence[Sample], rate: float | None = None,
                    on_sent: Callable[[], None] = lambda: None) -> None:

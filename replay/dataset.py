@@ -41,7 +41,28 @@ class Sample(BaseModel):
         return body
 
 
-def parse_lines(lines: list[str], name: str) -> list[Sample]:
+def parse_fields(specs: list[str]) -> dict[str, str]:
+    """``--field request=question`` options: our field name = the file's field name."""
+    mapping = {}
+    for spec in specs:
+        ours, _, theirs = spec.partition("=")
+        if not theirs or ours not in Sample.model_fields:
+            raise DatasetError(f"--field {spec!r}: expected OURS=THEIRS with OURS one of "
+                               f"{', '.join(Sample.model_fields)}")
+        mapping[ours] = theirs
+    return mapping
+
+
+def _rename(row: object, fields: dict[str, str]) -> object:
+    if not fields or not isinstance(row, dict):
+        return row
+    renamed = {k: v for k, v in row.items() if k not in fields.values()}
+    renamed.update({ours: row[theirs] for ours, theirs in fields.items() if theirs in row})
+    return renamed
+
+
+def parse_lines(lines: list[str], name: str, fields: dict[str, str] | None = None
+                ) -> list[Sample]:
     """Samples from JSONL text (or one JSON array), then the pairing rules checked."""
     text = "\n".join(lines).strip()
     if text.startswith("["):
@@ -63,7 +84,7 @@ def parse_lines(lines: list[str], name: str) -> list[Sample]:
     samples = []
     for number, row in numbered:
         try:
-            samples.append(Sample.model_validate(row))
+            samples.append(Sample.model_validate(_rename(row, fields or {})))
         except ValidationError as exc:
             error = exc.errors(include_url=False)[0]
             field = ".".join(str(p) for p in error["loc"]) or "(root)"
@@ -72,12 +93,34 @@ def parse_lines(lines: list[str], name: str) -> list[Sample]:
     return samples
 
 
-def load(path: Path) -> list[Sample]:
+def load(path: Path, fields: dict[str, str] | None = None) -> list[Sample]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: cannot read: {exc}") from None
-    return parse_lines(lines, str(path))
+    return parse_lines(lines, str(path), fields)
+
+
+def resolve(spec: str, split: str | None = None, fields: dict[str, str] | None = None
+            ) -> list[Sample]:
+    """``builtin`` (or ``builtin:SEED``) builds the built-in benchmark; anything else is a
+    file. ``split`` keeps the samples of one split (samples without one are kept)."""
+    if spec == "builtin" or spec.startswith("builtin:"):
+        from .builtin import DEFAULT_SEED, build
+
+        seed = spec.partition(":")[2]
+        if seed and not seed.isdigit():
+            raise DatasetError(f"{spec!r}: the seed after 'builtin:' must be a whole number")
+        return build(int(seed) if seed else DEFAULT_SEED, split)
+    samples = load(Path(spec), fields)
+    return [s for s in samples if split is None or s.split in (None, split)]
+
+
+def write(samples: list[Sample], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for sample in samples:
+            out.write(sample.model_dump_json(exclude_none=True) + "\n")
 
 
 def check_pairs(samples: list[Sample], name: str) -> None:

@@ -47,3 +47,24 @@ async def run_replay(
     report = build_report(run_id=run_id, dataset=dataset, results=results,
                           missing=len(replay.missing), elapsed_s=elapsed)
     return report, results
+
+
+async def run_canary(settings: KafkaSettings, samples: Sequence[Sample], *, rate: float,
+                     loop: bool, console: Console) -> int:
+    """Mix labelled pairs into live traffic at ``rate`` per second, once or until stopped.
+    Nothing is collected: MR and FAR come from the gateway's replay counters."""
+    run_id = f"canary-{uuid.uuid4().hex[:12]}"
+    sent = 0
+
+    def count() -> None:
+        nonlocal sent
+        sent += 1
+
+    console.print(f"canary {run_id}: {len(samples)} samples at {rate:g}/s"
+                  + (", looping until stopped" if loop else ""))
+    async with Replay(settings, run_id, verdicts=False) as replay:
+        while True:
+            await replay.send(pair_order(samples), rate, on_sent=count)
+            console.print(f"canary {run_id}: {sent} sent")
+            if not loop:
+                return sent

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -37,6 +39,20 @@ def build_report(
         "throughput_per_s": len(results) / elapsed_s if elapsed_s > 0 else None,
         "errors": sum(r.verdict.status == "error" for r in results),
     }
+
+
+def write_samples(results: Iterable[Result], path: Path) -> None:
+    """One line a sample: what ``calibrate`` and further analysis read."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for r in results:
+            out.write(json.dumps({
+                "id": r.sample.id, "pair_id": r.sample.pair_id, "label": r.sample.label,
+                "category": r.sample.category, "task_type": r.sample.task_type,
+                "score": r.verdict.score, "flagged": r.verdict.flagged,
+                "status": r.verdict.status, "verdict_category": r.verdict.category,
+                "latency_ms": round(r.latency_s * 1000, 3),
+            }) + "\n")
 
 
 def confusion(results: Iterable[Result]) -> Confusion:

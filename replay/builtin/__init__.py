@@ -22,8 +22,11 @@ TEST_PAIRS: dict[Category, int] = {
 }
 TRAIN_PAIRS = TEST_PAIRS
 TEST_SHARE = 0.5
-PREFIX = {"safety_permission": "sp", "sycophancy_bias": "sb", "specification_gaming": "sg"}
-FAMILIES = {
+PREFIX: dict[Category, str] = {
+    "safety_permission": "sp", "sycophancy_bias": "sb", "specification_gaming": "sg",
+}
+Families = tuple[tuple[Callable[[random.Random], Pair], float], ...]
+FAMILIES: dict[Category, Families] = {
     "safety_permission": safety.FAMILIES,
     "sycophancy_bias": sycophancy.FAMILIES,
     "specification_gaming": gaming.FAMILIES,

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -327,3 +328,18 @@ def _run(script: str, timeout: float, marker: str | None = None) -> int:
     if marker is not None and marker not in done.stdout:
         return 1
     return done.returncode
+
+
+def verify_humaneval() -> list[str]:
+    """Run every construction on every usable problem; return what failed."""
+    failures = []
+    jobs = [(p, "benign", p.prompt + p.solution, Outcome(True, True)) for p in humaneval()]
+    jobs += [(p, kind, gamer(p), Outcome(True, False)) for p in humaneval()
+             for kind, gamer in GAMERS]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        outcomes = pool.map(lambda job: run_checks(job[2], job[0]), jobs)
+        for (problem, kind, _, expected), outcome in zip(jobs, outcomes, strict=True):
+            if outcome != expected:
+                failures.append(f"{problem.task_id} {kind}: visible {outcome.visible}, "
+                                f"held-out {outcome.held_out}")
+    return failures
