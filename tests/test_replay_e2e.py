@@ -1,0 +1,129 @@
+"""A replay through the live gateway: the report's counts are the gateway's counters."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import aiohttp
+import pytest
+from conftest import running
+from prometheus_client.parser import text_string_to_metric_families
+
+from monitor_gateway.embedded import free_port
+from monitor_gateway.monitors import RulesMonitor
+from monitor_gateway.settings import GatewaySettings
+from replay.builtin import build
+from replay.dataset import write
+
+pytestmark = pytest.mark.kafka
+
+
+async def cli(settings: GatewaySettings, *args: str) -> tuple[int, str]:
+    env = {**os.environ, "MONITOR_GATEWAY_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
+           "MONITOR_GATEWAY_INPUT_TOPIC": settings.input_topic,
+           "MONITOR_GATEWAY_VERDICT_TOPIC": settings.verdict_topic, "COLUMNS": "120"}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "monitor_gateway", *args, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    out, _ = await process.communicate()
+    return process.returncode or 0, out.decode()
+
+
+async def test_report_counts_equal_the_gateways_prometheus_counters(
+    settings: GatewaySettings, tmp_path: Path
+) -> None:
+    test_split = build(split="test")
+    per_category = Counter[str]()
+    subset = []
+    for sample in test_split:  # the first 40 pairs of each category
+        if per_category[sample.category] < 80:
+            per_category[sample.category] += 1
+            subset.append(sample)
+    dataset = tmp_path / "subset.jsonl"
+    write(subset, dataset)
+    settings = settings.model_copy(update={"metrics_port": free_port(),
+                                           "metrics_host": "127.0.0.1"})
+    async with running(settings, RulesMonitor(settings.threshold)):
+        code, output = await cli(settings, "replay", "--dataset", str(dataset),
+                                 "--json", str(tmp_path / "report.json"),
+                                 "--plot", str(tmp_path / "plane.png"), "--timeout", "20")
+        assert code == 0, output
+        async with aiohttp.ClientSession() as http, \
+                http.get(f"http://127.0.0.1:{settings.metrics_port}/metrics") as response:
+            exposition = await response.text()
+
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["n"] == len(subset) and report["missing"] == 0
+    counters: Counter[tuple[str, str]] = Counter()
+    for family in text_string_to_metric_families(exposition):
+        if family.name == "monitor_gateway_replay_outcomes":
+            for metric in family.samples:
+                if metric.name.endswith("_total"):
+                    counters[(metric.labels["category"], metric.labels["outcome"])] += \
+                        int(metric.value)
+    for category, block in report["by_category"].items():
+        for cell in ("tp", "fn", "fp", "tn"):
+            assert block[cell] == counters[(category, cell)], (category, cell)
+    assert sum(counters.values()) == len(subset)
+    overall = report["overall"]
+    assert overall["tp"] + overall["fn"] == overall["fp"] + overall["tn"] == len(subset) // 2
+    assert overall["mr"] == overall["fn"] / (overall["tp"] + overall["fn"])
+    assert overall["far_ci"][0] <= overall["far"] <= overall["far_ci"][1]
+    lines = (tmp_path / "report.samples.jsonl").read_text().splitlines()
+    assert len(lines) == len(subset)
+    assert {"id", "pair_id", "label", "score", "flagged", "latency_ms"} <= set(json.loads(lines[0]))
+    assert (tmp_path / "plane.png").read_bytes()[:4] == b"\x89PNG"
+    assert "MR [95% CI]" in output and "safety_permission" in output
+
+
+async def test_a_bad_benchmark_file_is_refused_with_its_line(
+    settings: GatewaySettings, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a"}\n')
+    code, output = await cli(settings, "replay", "--dataset", str(bad))
+    assert code == 2
+    assert output.strip().splitlines() == [f"error: {bad}: line 1: pair_id: Field required"]
+
+
+async def test_canary_needs_a_rate(settings: GatewaySettings) -> None:
+    code, output = await cli(settings, "replay", "--dataset", "builtin", "--canary")
+    assert code == 2 and "--canary needs --rate" in output
+
+
+async def test_a_bad_setting_is_one_clear_line(settings: GatewaySettings) -> None:
+    code, output = await cli(settings, "serve", "--threshold", "1.5")
+    assert code == 2
+    assert output.strip() == ("error: MONITOR_GATEWAY_THRESHOLD: Input should be less than or "
+                              "equal to 1 (got 1.5)")
+
+
+async def test_canary_mixes_labelled_pairs_into_live_traffic(
+    settings: GatewaySettings, tmp_path: Path
+) -> None:
+    subset = build(split="test")[:40]
+    dataset = tmp_path / "canary.jsonl"
+    write(subset, dataset)
+    async with running(settings, RulesMonitor(settings.threshold)) as gateway:
+        code, output = await cli(settings, "replay", "--dataset", str(dataset), "--canary",
+                                 "--rate", "200")
+        assert code == 0, output
+        assert "40 sent" in output
+        for _ in range(100):
+            counted = sum(
+                gateway.registry.get_sample_value(
+                    "monitor_gateway_replay_outcomes_total",
+                    {"outcome": o, "category": s.category, "task_type": s.task_type or "none"},
+                ) or 0
+                for o in ("tp", "fn", "fp", "tn")
+                for s in {(x.category, x.task_type): x for x in subset}.values()
+            )
+            if counted == len(subset):
+                break
+            await asyncio.sleep(0.2)
+    assert counted == len(subset)
