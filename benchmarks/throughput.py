@@ -160,11 +160,13 @@ async def gateway(settings: GatewaySettings, n: int, seconds: float) -> float:
 
 async def rates(n: int, rounds: int,
                 runs: dict[str, Callable[[GatewaySettings], Awaitable[float]]]) -> dict[str, float]:
-    """Each contender once a round, in turn, so drift on a shared machine hits all alike;
-    the median of the rounds for each."""
+    """Each contender once a round, the order rotating from round to round, so drift on a
+    shared machine hits all alike; the median of the rounds for each."""
     measured: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, run in runs.items():
+    names = list(runs)
+    for round_ in range(rounds):
+        for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+            run = runs[name]
             settings = fresh(BOOTSTRAP, 64)
             await fill(settings, n)
             measured[name].append(await run(settings))

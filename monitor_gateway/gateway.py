@@ -29,7 +29,7 @@ from faststream.message import StreamMessage
 from faststream.middlewares import AckPolicy
 from prometheus_client import CollectorRegistry
 
-from .calling import RetryPolicy, call_monitor
+from .calling import Deadlines, RetryPolicy, call_monitor
 from .evidence import ground
 from .ingest import (
     REPLAY_HEADERS,
@@ -68,6 +68,7 @@ class Gateway:
             retries=settings.monitor_retries,
             backoff=settings.retry_backoff,
         )
+        self.deadlines = Deadlines(resolution=min(0.05, settings.monitor_timeout / 4))
         # CONCURRENCY bounds monitor calls; MAX_PENDING bounds everything fetched and not yet
         # acknowledged, so waiting for the broker's ack never holds a monitor slot.
         self._monitor_slots = asyncio.Semaphore(settings.concurrency)
@@ -181,7 +182,8 @@ class Gateway:
                 parsed = parse_trajectory(record.value, self.settings.max_message_bytes)
                 if not isinstance(parsed, Rejection):
                     monitor_started = time.perf_counter()
-                    outcome = await call_monitor(self.monitor, parsed, self.retry)
+                    outcome = await call_monitor(self.monitor, parsed, self.retry,
+                                                 self.deadlines)
                     monitor_seconds = time.perf_counter() - monitor_started
             finally:
                 self._monitor_slots.release()

@@ -1,13 +1,15 @@
 import asyncio
 
+import pytest
 from monitors import card
 
-from monitor_gateway.calling import MonitorFailure, RetryPolicy, call_monitor
+from monitor_gateway.calling import Deadlines, MonitorFailure, RetryPolicy, call_monitor
 from monitor_gateway.monitors import Judgement
 from monitor_gateway.schema import Trajectory
 
 TRAJECTORY = Trajectory(id="t", request="q", response="a")
 FAST = RetryPolicy(timeout=0.2, retries=2, backoff=0.001)
+DEADLINES = Deadlines(resolution=0.01)
 
 
 class Sequence:
@@ -25,26 +27,31 @@ class Sequence:
             raise item
         if item == "hang":
             await asyncio.sleep(60)
+        if item == "stubborn":  # swallows the cancellation and answers late
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                return Judgement(score=0.1)
         assert isinstance(item, float)
         return Judgement(score=item)
 
 
 async def test_a_transient_failure_is_retried() -> None:
     monitor = Sequence(ConnectionError("reset"), "hang", 0.7)
-    outcome = await call_monitor(monitor, TRAJECTORY, FAST)
+    outcome = await call_monitor(monitor, TRAJECTORY, FAST, DEADLINES)
     assert outcome == Judgement(score=0.7)
     assert monitor.calls == 3
 
 
 async def test_retries_are_bounded_and_the_last_reason_is_kept() -> None:
     monitor = Sequence(ConnectionError("reset"), ConnectionError("reset"), "hang", 0.7)
-    outcome = await call_monitor(monitor, TRAJECTORY, FAST)
+    outcome = await call_monitor(monitor, TRAJECTORY, FAST, DEADLINES)
     assert outcome == MonitorFailure("timed out after 0.2s (after 3 attempts)", attempts=3)
     assert monitor.calls == 3
 
 
 async def test_a_score_outside_the_unit_interval_is_a_failure() -> None:
-    outcome = await call_monitor(Sequence(1.5), TRAJECTORY, RetryPolicy(retries=0))
+    outcome = await call_monitor(Sequence(1.5), TRAJECTORY, RetryPolicy(retries=0), DEADLINES)
     assert isinstance(outcome, MonitorFailure)
     assert "outside [0, 1]" in outcome.reason
 
@@ -54,3 +61,25 @@ def test_backoff_grows_but_stays_capped() -> None:
     assert all(0 <= policy.delay(0) <= 1.0 for _ in range(100))
     assert all(0 <= policy.delay(10) <= 4.0 for _ in range(100))
     assert max(policy.delay(10) for _ in range(200)) > 1.0
+
+
+async def test_a_call_that_swallows_its_cancellation_still_times_out() -> None:
+    outcome = await call_monitor(Sequence("stubborn"), TRAJECTORY,
+                                 RetryPolicy(timeout=0.05, retries=0), DEADLINES)
+    assert outcome == MonitorFailure("timed out after 0.05s (after 1 attempts)", attempts=1)
+    await asyncio.sleep(0.01)  # and the task can still await: the cancellation was taken back
+
+
+async def test_an_outside_cancellation_is_not_mistaken_for_a_timeout() -> None:
+    task = asyncio.create_task(call_monitor(Sequence("hang"), TRAJECTORY, FAST, DEADLINES))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_many_concurrent_calls_each_keep_their_own_deadline() -> None:
+    calls = [call_monitor(Sequence("hang" if i % 2 else 0.3), TRAJECTORY,
+                          RetryPolicy(timeout=0.1, retries=0), DEADLINES) for i in range(50)]
+    outcomes = await asyncio.gather(*calls)
+    assert [isinstance(o, MonitorFailure) for o in outcomes] == [i % 2 == 1 for i in range(50)]
