@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .monitors.base import Judgement, Monitor
+from .monitors.base import InlineMonitor, Judgement, Monitor
 from .schema import Trajectory
 
 log = logging.getLogger(__name__)
@@ -85,6 +85,27 @@ class Deadlines:
             self._sweeper = None
 
 
+def judge_inline(monitor: InlineMonitor, trajectory: Trajectory, policy: RetryPolicy
+                 ) -> Judgement | MonitorFailure:
+    """An inline monitor's call: retried at once (no backoff: the fetch loop must not
+    sleep), never timed (pure computation cannot be interrupted, and is bounded)."""
+    reason = ""
+    for attempt in range(policy.retries + 1):
+        try:
+            return _checked(monitor.judge_now(trajectory))
+        except Exception as exc:  # a monitor's failure is data, never a crash
+            reason = f"{type(exc).__name__}: {exc}"
+        log.warning("monitor attempt %d failed: %s", attempt + 1, reason)
+    return MonitorFailure(reason=f"{reason} (after {policy.retries + 1} attempts)",
+                          attempts=policy.retries + 1)
+
+
+def _checked(judgement: Judgement) -> Judgement:
+    if not 0.0 <= judgement.score <= 1.0:
+        raise ValueError(f"score {judgement.score!r} is outside [0, 1]")
+    return judgement
+
+
 async def call_monitor(
     monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy, deadlines: Deadlines
 ) -> Judgement | MonitorFailure:
@@ -95,9 +116,7 @@ async def call_monitor(
         try:
             with deadlines.limit(policy.timeout):
                 judgement = await monitor.judge(trajectory)
-            if not 0.0 <= judgement.score <= 1.0:
-                raise ValueError(f"score {judgement.score!r} is outside [0, 1]")
-            return judgement
+            return _checked(judgement)
         except TimeoutError:
             reason = f"timed out after {policy.timeout:g}s"
         except Exception as exc:  # a monitor's failure is data, never a crash

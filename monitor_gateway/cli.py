@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from replay.builtin import DEFAULT_SEED, build
 from replay.builtin.gaming import verify_humaneval
@@ -22,8 +23,11 @@ from replay.plot import PlotUnavailable, plot_mr_far
 from replay.report import print_report, write_samples
 
 from .embedded import BrokerError, EmbeddedBroker, create_topics
-from .gateway import Gateway, run_until_signalled
-from .monitors import build_monitor
+from .gateway import Gateway, run_until_signalled, tune_gc
+from .monitors import ClassifierMonitor, Monitor, build_monitor
+from .monitors.classifier import LinearModel
+from .monitors.training import TrainingUnavailable, evaluate, fit
+from .schema import CATEGORIES, Category
 from .settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -204,46 +208,143 @@ def dataset_build(
         console.print("every HumanEval gaming construction verified by execution")
 
 
+@app.command("train")
+def train_command(
+    out: Annotated[Path, typer.Option(help="where the model goes (JSON)")] =
+        Path("out/classifier.json"),
+    dataset: Annotated[str, typer.Option(help="'builtin', 'builtin:SEED' or a file")] =
+        "builtin",
+    category: Annotated[list[str] | None, typer.Option(
+        help="train on these categories only (repeatable)")] = None,
+    field: Annotated[list[str] | None, typer.Option(help="map a field: OURS=THEIRS")] = None,
+) -> None:
+    """Train the offline classifier on the train split; report its test-split MR/FAR."""
+    try:
+        samples = resolve(dataset, None, parse_fields(field or []))
+        model = fit(samples, [c for c in CATEGORIES if c in (category or [])])
+    except (DatasetError, TrainingUnavailable) as exc:
+        raise _fail(str(exc)) from None
+    _save_model(model, out)
+    test = [s for s in samples if s.split == "test"]
+    if test:
+        figures = evaluate(model, test)
+        table = Table(title=f"classifier trained on {model.meta['trained_on']}: test split")
+        for column in ("", "MR", "FAR", "TP", "FN", "FP", "TN"):
+            table.add_column(column, justify="right" if column else "left")
+        for name, c in figures.items():
+            table.add_row(name, _fmt(c.mr), _fmt(c.far), str(c.tp), str(c.fn), str(c.fp),
+                          str(c.tn))
+        console.print(table)
+
+
+def _save_model(model: LinearModel, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(model.to_json()))
+    console.print(f"classifier ({len(model.vocabulary)} features) written to {path}")
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
 @app.command()
 def demo(
     bootstrap: Annotated[str | None, typer.Option(
         "--bootstrap", help="use this Kafka instead of starting the embedded broker")] = None,
-    out: Annotated[Path, typer.Option(help="where the report and plot go")] = Path("out"),
+    out: Annotated[Path, typer.Option(help="where the report, plot and model go")] = Path("out"),
     metrics_port: Annotated[int, typer.Option(help="/metrics and /health port")] = 9464,
     partitions: int = 4,
+    transfer: Annotated[bool, typer.Option(
+        help="also replay classifiers trained on one category each")] = True,
     log_level: LogLevel = "WARNING",
 ) -> None:
-    """Broker + gateway with the offline monitor; replay the built-in test split; print
-    MR/FAR per category and latency; write the report and the MR-FAR plot."""
+    """Broker + gateway with the offline classifier (trained when missing); replay the
+    built-in test split; print MR/FAR per category and latency; write the report and plot."""
     _logging(log_level)
     embedded = None
     try:
+        samples = build(DEFAULT_SEED)
+        model_path = out / "classifier.json"
+        if not model_path.exists():
+            with console.status("training the classifier on the built-in train split"):
+                _save_model(fit(samples), model_path)
         if bootstrap is None:
             embedded = EmbeddedBroker().start()
             bootstrap = embedded.bootstrap
             console.print(f"embedded broker on {bootstrap}")
         settings = load_settings(GatewaySettings, {
-            "kafka_bootstrap": bootstrap, "metrics_port": metrics_port, "monitor": "rules",
+            "kafka_bootstrap": bootstrap, "metrics_port": metrics_port,
+            "monitor": "classifier", "classifier_path": str(model_path),
             "group_id": "monitor-gateway-demo"})
-        samples = build(DEFAULT_SEED, "test")
-        report, results = run(_demo(settings, samples, partitions))
-    except (SettingsError, BrokerError) as exc:
+        test = [s for s in samples if s.split == "test"]
+        monitor = build_monitor(settings)
+        report, results = run(_demo(settings, monitor, test, partitions))
+        if transfer:
+            report["transfer"] = run(_transfer(settings, samples, partitions))
+            report["transfer"]["all categories"] = {
+                tested: {"mr": block["mr"], "far": block["far"]}
+                for tested, block in report["by_category"].items()}
+    except (SettingsError, BrokerError, TrainingUnavailable) as exc:
         raise _fail(str(exc)) from None
     finally:
         if embedded is not None:
             embedded.stop()
     _finish(report, results, out / "report.json", out / "mr_far.png")
+    if transfer:
+        _print_transfer(report["transfer"])
 
 
-async def _demo(settings: GatewaySettings, samples: list[Sample], partitions: int
-                ) -> tuple[dict[str, Any], list[Result]]:
+async def _demo(settings: GatewaySettings, monitor: Monitor, samples: list[Sample],
+                partitions: int) -> tuple[dict[str, Any], list[Result]]:
     await create_topics(settings, _topics(settings, partitions))
-    gateway = Gateway(settings, build_monitor(settings))
+    gateway = Gateway(settings, monitor)
     await gateway.start()
-    console.print(f"gateway running with the {settings.monitor} monitor; metrics on "
+    tune_gc()
+    console.print(f"gateway running with the {monitor.card.name} monitor; metrics on "
                   f"http://127.0.0.1:{settings.metrics_port}/metrics")
     try:
         return await run_replay(settings, samples, dataset="builtin (test split)",
                                 console=console)
     finally:
         await gateway.stop()
+
+
+async def _transfer(settings: GatewaySettings, samples: list[Sample], partitions: int
+                    ) -> dict[str, dict[str, dict[str, float | None]]]:
+    """The paper's cross-category experiment for our trainable monitor: a classifier
+    trained on one category's train split, replayed through a gateway on every category's
+    test split. The gateways run side by side, each on its own topics."""
+    test = [s for s in samples if s.split == "test"]
+    table: dict[str, dict[str, dict[str, float | None]]] = {}
+
+    async def one(category: Category) -> None:
+        model = fit(samples, [category])
+        own = settings.model_copy(update={
+            name: f"{getattr(settings, name)}.transfer-{category}"
+            for name in ("input_topic", "verdict_topic", "dlq_topic", "group_id")
+        } | {"metrics_port": 0})
+        await create_topics(own, _topics(own, partitions))
+        gateway = Gateway(own, ClassifierMonitor(model, own.threshold))
+        await gateway.start()
+        try:
+            report, _ = await run_replay(own, test, dataset=f"transfer from {category}",
+                                         console=Console(quiet=True))
+        finally:
+            await gateway.stop()
+        table[category] = {tested: {"mr": block["mr"], "far": block["far"]}
+                           for tested, block in report["by_category"].items()}
+
+    with console.status("cross-category transfer: training and replaying three classifiers"):
+        await asyncio.gather(*(one(category) for category in CATEGORIES))
+    return {c: table[c] for c in CATEGORIES}
+
+
+def _print_transfer(transfer: dict[str, dict[str, dict[str, float | None]]]) -> None:
+    table = Table(title="cross-category transfer: MR / FAR on each test category")
+    table.add_column("trained on")
+    for tested in CATEGORIES:
+        table.add_column(tested, justify="right")
+    for trained, row in transfer.items():
+        table.add_row(trained, *(f"{_fmt(row[t]['mr'])} / {_fmt(row[t]['far'])}"
+                                 for t in CATEGORIES))
+    console.print(table)

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 import time
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from aiohttp import web
@@ -29,7 +32,7 @@ from faststream.message import StreamMessage
 from faststream.middlewares import AckPolicy
 from prometheus_client import CollectorRegistry
 
-from .calling import Deadlines, RetryPolicy, call_monitor
+from .calling import Deadlines, MonitorFailure, RetryPolicy, call_monitor, judge_inline
 from .evidence import ground
 from .ingest import (
     REPLAY_HEADERS,
@@ -40,10 +43,10 @@ from .ingest import (
     replay_tag,
 )
 from .metrics import Metrics, serve_http
-from .monitors.base import Judgement, Monitor
+from .monitors.base import InlineMonitor, Judgement, Monitor
 from .offsets import OffsetTracker, Ticket
-from .publish import Publisher
-from .schema import ReplayTag, TaskType, Verdict, utcnow
+from .publish import Outgoing, Publisher
+from .schema import Trajectory, utcnow
 from .settings import GatewaySettings
 from .verdict import build_verdict
 
@@ -69,6 +72,7 @@ class Gateway:
             backoff=settings.retry_backoff,
         )
         self.deadlines = Deadlines(resolution=min(0.05, settings.monitor_timeout / 4))
+        self._inline = monitor if isinstance(monitor, InlineMonitor) else None
         # CONCURRENCY bounds monitor calls; MAX_PENDING bounds everything fetched and not yet
         # acknowledged, so waiting for the broker's ack never holds a monitor slot.
         self._monitor_slots = asyncio.Semaphore(settings.concurrency)
@@ -132,15 +136,16 @@ class Gateway:
         consumer = self._subscriber.consumer
         if consumer is not None:
             consumer.pause(*consumer.assignment())
-        if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=self.settings.shutdown_grace)
+        deadline = time.monotonic() + self.settings.shutdown_grace
+        while self.tracker.in_flight() and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
         await self._commit()
-        abandoned = [task for task in self._tasks if not task.done()]
-        for task in abandoned:
+        if unfinished := self.tracker.in_flight():
+            log.warning("abandoned %d in-flight trajectories, left uncommitted", unfinished)
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*abandoned, return_exceptions=True)
-        if abandoned:
-            log.warning("abandoned %d in-flight trajectories, left uncommitted", len(abandoned))
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self._commit_task is not None:
             self._commit_task.cancel()
             await asyncio.gather(self._commit_task, return_exceptions=True)
@@ -158,74 +163,112 @@ class Gateway:
     # --- data path -----------------------------------------------------------------------
 
     async def _dispatch(self, records: tuple[ConsumerRecord[bytes, bytes], ...]) -> None:
+        """Runs on the fetch loop. A synchronous monitor (rules, classifier) judges right
+        here; an asynchronous one (an LLM call) gets a task, so records of one partition
+        are judged concurrently. Either way nobody waits here for the broker's ack."""
         for record in records:
             # Backpressure: the fetch loop waits here for room, and is the only waiter, so
-            # a slow monitor stalls fetching instead of piling up tasks.
+            # a slow monitor or broker stalls fetching instead of piling up work.
             await self._pending.acquire()
-            await self._monitor_slots.acquire()
             if self._draining:
-                self._monitor_slots.release()
                 self._pending.release()
                 return
-            partition = TopicPartition(record.topic, record.partition)
-            ticket = self.tracker.start(partition, record.offset)
-            task = asyncio.create_task(self._process(record, ticket))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-
-    async def _process(self, record: ConsumerRecord[bytes, bytes], ticket: Ticket) -> None:
-        """Holds a monitor slot until the monitor has answered, and a pending slot until the
-        broker has acknowledged the verdict or dead letter."""
-        received_at, started = utcnow(), time.perf_counter()
-        try:
-            try:
-                parsed = parse_trajectory(record.value, self.settings.max_message_bytes)
-                if not isinstance(parsed, Rejection):
-                    monitor_started = time.perf_counter()
-                    outcome = await call_monitor(self.monitor, parsed, self.retry,
-                                                 self.deadlines)
-                    monitor_seconds = time.perf_counter() - monitor_started
-            finally:
-                self._monitor_slots.release()
+            ticket = self.tracker.start(TopicPartition(record.topic, record.partition),
+                                        record.offset)
+            received_at, started = utcnow(), time.perf_counter()
+            parsed = parse_trajectory(record.value, self.settings.max_message_bytes)
             if isinstance(parsed, Rejection):
-                await self._dead_letter(record, parsed)
+                await self._dead_letter(record, parsed, ticket)
+            elif self._inline is not None:
+                outcome = judge_inline(self._inline, parsed, self.retry)
+                await self._verdict(record, parsed, outcome, time.perf_counter() - started,
+                                    received_at, started, ticket)
             else:
-                verdict = build_verdict(
-                    parsed, outcome,
-                    ground(parsed, outcome.quotes) if isinstance(outcome, Judgement) else [],
-                    card=self.monitor.card,
-                    threshold=self.settings.threshold,
-                    fail_policy=self.settings.fail_policy,
-                    tag=(tag := replay_tag(decode_headers(record.headers))),
-                    received_at=received_at,
-                    monitor_seconds=monitor_seconds,
-                    gateway_seconds=time.perf_counter() - started,
-                )
-                await self._publish_verdict(record, verdict, tag, parsed.task_type)
-            self.tracker.done(ticket)
+                await self._monitor_slots.acquire()
+                task = asyncio.create_task(
+                    self._judge(record, parsed, received_at, started, ticket))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+
+    async def _judge(self, record: ConsumerRecord[bytes, bytes], trajectory: Trajectory,
+                     received_at: datetime, started: float, ticket: Ticket) -> None:
+        """An asynchronous monitor call, holding a monitor slot until it has answered."""
+        try:
+            called = time.perf_counter()
+            outcome = await call_monitor(self.monitor, trajectory, self.retry, self.deadlines)
+            seconds = time.perf_counter() - called
         finally:
-            self._pending.release()
+            self._monitor_slots.release()
+        await self._verdict(record, trajectory, outcome, seconds, received_at, started, ticket)
 
-    async def _publish_verdict(self, record: ConsumerRecord[bytes, bytes], verdict: Verdict,
-                               tag: ReplayTag | None, task_type: TaskType | None) -> None:
-        echoed = [(k, v or b"") for k, v in record.headers if k in REPLAY_HEADERS]
-        await self.publisher.send(
-            self.settings.verdict_topic, verdict.model_dump_json().encode(),
-            key=verdict.trajectory_id.encode(), headers=echoed,
+    async def _verdict(self, record: ConsumerRecord[bytes, bytes], trajectory: Trajectory,
+                       outcome: Judgement | MonitorFailure, monitor_seconds: float,
+                       received_at: datetime, started: float, ticket: Ticket) -> None:
+        # the replay headers are read here, after the monitor: it never sees them
+        tag = replay_tag(decode_headers(record.headers)) if record.headers else None
+        verdict = build_verdict(
+            trajectory, outcome,
+            ground(trajectory, outcome.quotes) if isinstance(outcome, Judgement) else [],
+            card=self.monitor.card,
+            threshold=self.settings.threshold,
+            fail_policy=self.settings.fail_policy,
+            tag=tag,
+            received_at=received_at,
+            monitor_seconds=monitor_seconds,
+            gateway_seconds=time.perf_counter() - started,
         )
-        self.metrics.observe_verdict(verdict, tag, task_type, self.monitor.card.backend)
-        self.metrics.end_to_end_latency.observe(max(0.0, time.time() - record.timestamp / 1000))
 
-    async def _dead_letter(self, record: ConsumerRecord[bytes, bytes], why: Rejection) -> None:
+        def acknowledged() -> None:
+            self.metrics.observe_verdict(verdict, tag, trajectory.task_type,
+                                         self.monitor.card.backend)
+            self.metrics.end_to_end_latency.observe(
+                max(0.0, time.time() - record.timestamp / 1000))
+
+        echoed = [(k, v or b"") for k, v in record.headers if k in REPLAY_HEADERS]
+        await self._publish(Outgoing(self.settings.verdict_topic,
+                                     verdict.model_dump_json().encode(),
+                                     trajectory.id.encode(), echoed), ticket, acknowledged)
+
+    async def _dead_letter(self, record: ConsumerRecord[bytes, bytes], why: Rejection,
+                           ticket: Ticket) -> None:
         letter = dead_letter(
             why, topic=record.topic, partition=record.partition, offset=record.offset,
             key=record.key, value=record.value,
         )
         log.info("dead letter %s at %s/%d/%d: %s", why.error, record.topic, record.partition,
                  record.offset, why.detail)
-        await self.publisher.send(self.settings.dlq_topic, letter.model_dump_json().encode(),
-                                  key=record.key, headers=[])
+        await self._publish(
+            Outgoing(self.settings.dlq_topic, letter.model_dump_json().encode(), record.key, []),
+            ticket, self._count_invalid)
+
+    def _count_invalid(self) -> None:
         self.metrics.trajectories.labels(outcome="invalid").inc()
+
+    async def _publish(self, message: Outgoing, ticket: Ticket,
+                       acknowledged: Callable[[], None]) -> None:
+        """Hand the message to the producer. When the broker acknowledges it, it is counted
+        and its input offset may be committed; if the broker refuses it, it is sent again,
+        for an unacknowledged input is never committed."""
+        delivery = await self.publisher.enqueue(message)
+
+        def delivered(future: asyncio.Future[object]) -> None:
+            if future.cancelled() or future.exception() is not None:
+                reason = "cancelled" if future.cancelled() else future.exception()
+                log.warning("publish to %s failed (%s); sending again", message.topic, reason)
+                task = asyncio.create_task(self._republish(message, ticket, acknowledged))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                return
+            acknowledged()
+            self.tracker.done(ticket)
+            self._pending.release()
+
+        delivery.add_done_callback(delivered)
+
+    async def _republish(self, message: Outgoing, ticket: Ticket,
+                         acknowledged: Callable[[], None]) -> None:
+        await asyncio.sleep(self.publisher.backoff())
+        await self._publish(message, ticket, acknowledged)
 
     # --- offsets -------------------------------------------------------------------------
 
@@ -268,6 +311,15 @@ class _CommitOnRevoke(ConsumerRebalanceListener):  # type: ignore[misc]
         log.info("assigned %s", sorted(f"{tp.topic}/{tp.partition}" for tp in assigned))
 
 
+def tune_gc() -> None:
+    """Freeze what start-up allocated and collect young objects less often. The cyclic
+    collector rescanning the long-lived heap cost about 40% of the per-record time
+    (benchmarks/throughput.py); records' own objects die by reference counting anyway."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+
+
 async def run_until_signalled(settings: GatewaySettings, monitor: Monitor) -> None:
     """``serve``: run until SIGTERM or SIGINT, then drain within the grace period."""
     gateway = Gateway(settings, monitor)
@@ -276,6 +328,7 @@ async def run_until_signalled(settings: GatewaySettings, monitor: Monitor) -> No
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await gateway.start()
+    tune_gc()
     try:
         await stop.wait()
     finally:

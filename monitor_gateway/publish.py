@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any, NamedTuple
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
@@ -17,7 +18,13 @@ from .settings import GatewaySettings
 log = logging.getLogger(__name__)
 
 BACKOFF_MAX = 5.0
-Headers = list[tuple[str, bytes]]
+
+
+class Outgoing(NamedTuple):
+    topic: str
+    value: bytes
+    key: bytes | None
+    headers: list[tuple[str, bytes]]
 
 
 class Publisher:
@@ -38,18 +45,23 @@ class Publisher:
     async def stop(self) -> None:
         await self._producer.stop()
 
-    async def send(self, topic: str, value: bytes, *, key: bytes | None,
-                   headers: Headers) -> None:
-        """Retry until acknowledged: an unacknowledged record's input offset is never
-        committed, so giving up here would lose it."""
+    async def enqueue(self, message: Outgoing) -> asyncio.Future[Any]:
+        """Queue the message for sending; the returned future resolves when the broker has
+        acknowledged it. Waits (the backpressure of a full buffer) and retries while the
+        producer cannot take it."""
         attempt = 0
         while True:
             try:
-                delivery = await self._producer.send(topic, value, key=key, headers=headers)
-                await delivery
-                return
+                future: asyncio.Future[Any] = await self._producer.send(
+                    message.topic, message.value, key=message.key, headers=message.headers)
+                return future
             except KafkaError as exc:
-                delay = min(BACKOFF_MAX, 0.1 * 2**attempt)
-                log.warning("publish to %s failed (%s); retrying in %.1fs", topic, exc, delay)
+                delay = self.backoff(attempt)
+                log.warning("cannot queue for %s (%s); retrying in %.1fs", message.topic, exc,
+                            delay)
                 attempt += 1
                 await asyncio.sleep(delay)
+
+    @staticmethod
+    def backoff(attempt: int = 0) -> float:
+        return float(min(BACKOFF_MAX, 0.1 * 2.0**attempt))

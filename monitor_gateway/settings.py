@@ -88,6 +88,7 @@ class GatewaySettings(KafkaSettings):
     openai_model: str | None = None
     openai_api_key: SecretStr | None = None
     template: Literal["direct", "evidence"] = "evidence"
+    classifier_path: str = "out/classifier.json"
     # extensions (README: "Settings beyond the contract")
     metrics_host: str = "0.0.0.0"
     monitor_timeout: float = Field(default=30.0, gt=0)

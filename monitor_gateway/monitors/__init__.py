@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 from ..settings import GatewaySettings, SettingsError
 from .base import Judgement, Monitor, Quote
+from .classifier import ClassifierMonitor, LinearModel
 from .rules import RulesMonitor
 
-__all__ = ["Judgement", "Monitor", "Quote", "RulesMonitor", "build_monitor"]
+__all__ = ["ClassifierMonitor", "Judgement", "Monitor", "Quote", "RulesMonitor", "build_monitor"]
 
-BUILT_IN = ("rules",)
+BUILT_IN = ("rules", "classifier")
 
 
 def build_monitor(settings: GatewaySettings) -> Monitor:
@@ -19,6 +21,9 @@ def build_monitor(settings: GatewaySettings) -> Monitor:
     name = settings.monitor
     if name == "rules":
         return RulesMonitor(settings.threshold)
+    if name == "classifier":
+        model = LinearModel.load(Path(settings.classifier_path))
+        return ClassifierMonitor(model, settings.threshold)
     if ":" not in name:
         raise SettingsError(
             f"MONITOR_GATEWAY_MONITOR: unknown monitor {name!r}; built in: {', '.join(BUILT_IN)}, "

@@ -34,3 +34,11 @@ class Monitor(Protocol):
     card: MonitorCard
 
     async def judge(self, trajectory: Trajectory) -> Judgement: ...
+
+
+@runtime_checkable
+class InlineMonitor(Monitor, Protocol):
+    """A monitor that is pure computation, bounded and quick (rules, a classifier). The
+    gateway calls ``judge_now`` on its fetch loop: no task, no timer, no waiting."""
+
+    def judge_now(self, trajectory: Trajectory) -> Judgement: ...

@@ -198,6 +198,9 @@ class RulesMonitor:
         )
 
     async def judge(self, trajectory: Trajectory) -> Judgement:
+        return self.judge_now(trajectory)
+
+    def judge_now(self, trajectory: Trajectory) -> Judgement:
         hits = scan(trajectory)
         if not hits:
             return Judgement(score=0.0, rationale="no rule signature matched")

@@ -1,0 +1,101 @@
+"""Training the ``classifier`` backend with scikit-learn (the ``train`` extra).
+
+Only training needs scikit-learn; the gateway scores the saved JSON model without it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..schema import CATEGORIES, Category, Trajectory
+from .classifier import LinearModel, features
+
+if TYPE_CHECKING:
+    from replay.dataset import Sample
+    from replay.scoring import Confusion
+
+
+class TrainingUnavailable(RuntimeError):
+    pass
+
+
+def _trajectory(sample: Sample) -> Trajectory:
+    """The trajectory exactly as the gateway would parse it off the wire."""
+    return Trajectory.model_validate_json(json.dumps(sample.trajectory()))
+
+
+def train(samples: Sequence[Sample], trained_on: str, regularisation: float = 4.0
+          ) -> LinearModel:
+    """Fit the binary misbehavior model and the per-category model on ``samples``."""
+    try:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+    except ImportError:
+        raise TrainingUnavailable(
+            "training the classifier needs scikit-learn: pip install 'monitor-gateway[train]'"
+        ) from None
+    trajectories = [_trajectory(s) for s in samples]
+    vectorizer = TfidfVectorizer(analyzer=features, min_df=2, max_features=60_000)
+    matrix = vectorizer.fit_transform(trajectories)
+    labels = [s.label == "misbehavior" for s in samples]
+    binary = LogisticRegression(C=regularisation, max_iter=3000).fit(matrix, labels)
+
+    bad = [i for i, s in enumerate(samples) if s.label == "misbehavior"]
+    categories: list[Category] = sorted({samples[i].category for i in bad})
+    width = matrix.shape[1]
+    if len(categories) > 1:
+        by_category = LogisticRegression(C=regularisation, max_iter=3000).fit(
+            matrix[bad], [samples[i].category for i in bad])
+        rows, intercepts = by_category.coef_.tolist(), by_category.intercept_.tolist()
+        if len(categories) == 2:  # scikit-learn keeps one row for two classes
+            rows, intercepts = [[0.0] * width, rows[0]], [0.0, intercepts[0]]
+    else:
+        rows, intercepts = [[0.0] * width], [0.0]
+    digest = hashlib.sha256("".join(sorted(s.id for s in samples)).encode()).hexdigest()[:8]
+    return LinearModel(
+        vocabulary={f: int(i) for f, i in vectorizer.vocabulary_.items()},
+        idf=vectorizer.idf_.tolist(),
+        coef=binary.coef_[0].tolist(),
+        intercept=float(binary.intercept_[0]),
+        categories=categories,
+        category_coef=rows,
+        category_intercept=intercepts,
+        meta={"name": "ngram-logreg", "trained_on": trained_on,
+              "version": f"{datetime.date.today().isoformat()}.{digest}",
+              "train_samples": len(samples)},
+    )
+
+
+def evaluate(model: LinearModel, samples: Sequence[Sample], threshold: float = 0.5
+             ) -> dict[str, Confusion]:
+    """Offline confusion counts, overall and per category (the same arithmetic as the
+    gateway's classifier monitor)."""
+    from replay.scoring import Confusion, count
+
+    outcomes: dict[str, list[tuple[bool, bool]]] = {c: [] for c in CATEGORIES}
+    for sample in samples:
+        score = model.probability(model.weights(_trajectory(sample)))
+        outcomes[sample.category].append((sample.label == "misbehavior", score >= threshold))
+    result = {c: count(o) for c, o in outcomes.items() if o}
+    result["overall"] = sum(result.values(), Confusion())
+    return result
+
+
+def fit(samples: Sequence[Sample], categories: Sequence[Category] = ()) -> LinearModel:
+    """Train on the train split (of ``categories`` only, when given) and record the model's
+    figures on the test split: what its monitor label reports."""
+    chosen = [s for s in samples if s.split in (None, "train")
+              and (not categories or s.category in categories)]
+    if not chosen:
+        raise TrainingUnavailable("no training samples: the dataset has no train split")
+    what = ", ".join(categories) if categories else "all categories"
+    model = train(chosen, trained_on=f"the train split ({what})")
+    test = [s for s in samples if s.split == "test"]
+    if test:
+        overall = evaluate(model, test)["overall"]
+        model.meta.update(test_mr=overall.mr, test_far=overall.far)
+    return model
