@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
-	$(BIN)/pip install -q -e '.[dev,plot,train]'
+	$(BIN)/pip install -q -e '.[dev,plot,train,llm]'
 	touch $@
 
 .PHONY: install demo test lint bench

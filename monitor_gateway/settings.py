@@ -89,6 +89,12 @@ class GatewaySettings(KafkaSettings):
     openai_api_key: SecretStr | None = None
     template: Literal["direct", "evidence"] = "evidence"
     classifier_path: str = "out/classifier.json"
+    structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
+    few_shot_path: str | None = None
+    prompt_budget_chars: int = Field(default=24_000, ge=1000)
+    openai_concurrency: int | None = Field(default=None, ge=1)
+    monitor_version: str = "1"
+    monitor_note: str | None = None
     # extensions (README: "Settings beyond the contract")
     metrics_host: str = "0.0.0.0"
     monitor_timeout: float = Field(default=30.0, gt=0)

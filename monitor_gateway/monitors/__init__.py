@@ -12,7 +12,7 @@ from .rules import RulesMonitor
 
 __all__ = ["ClassifierMonitor", "Judgement", "Monitor", "Quote", "RulesMonitor", "build_monitor"]
 
-BUILT_IN = ("rules", "classifier")
+BUILT_IN = ("rules", "classifier", "openai")
 
 
 def build_monitor(settings: GatewaySettings) -> Monitor:
@@ -21,6 +21,10 @@ def build_monitor(settings: GatewaySettings) -> Monitor:
     name = settings.monitor
     if name == "rules":
         return RulesMonitor(settings.threshold)
+    if name == "openai":
+        from .llm import LLMJudge
+
+        return LLMJudge(settings)
     if name == "classifier":
         model = LinearModel.load(Path(settings.classifier_path))
         return ClassifierMonitor(model, settings.threshold)

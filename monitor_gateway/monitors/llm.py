@@ -1,0 +1,129 @@
+"""An LLM judge over any OpenAI-compatible server: vLLM (a LoRA monitor), llama.cpp, or an
+API model. One ``chat.completions`` call a trajectory.
+
+Servers differ, so the structured-output mode is configurable or detected: ``json_schema``
+(vLLM, OpenAI), ``json_object`` with a ``schema`` (llama.cpp), or free text read by a
+tolerant parser. Logprobs, where the server gives them, turn the yes/no answer into a
+continuous score, P(yes); without them the score is 0 or 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from ..schema import MonitorCard, Trajectory
+from ..settings import GatewaySettings, SettingsError
+from .base import Judgement, Quote
+from .prompts import SCHEMAS, Budget, Template, messages, parse_reply, yes_probability
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["json_schema", "json_object", "none"]
+MODES: tuple[Mode, ...] = ("json_schema", "json_object", "none")
+
+
+def response_format(mode: Mode, template: Template) -> dict[str, Any] | None:
+    schema = SCHEMAS[template]
+    if mode == "json_schema":
+        return {"type": "json_schema",
+                "json_schema": {"name": "verdict", "schema": schema, "strict": True}}
+    if mode == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return None
+
+
+def load_few_shot(path: str | None) -> list[dict[str, str]]:
+    """Few-shot examples: a JSON list of {"trajectory": {...}, "reply": {...}} items."""
+    if not path:
+        return []
+    try:
+        items = json.loads(Path(path).read_text(encoding="utf-8"))
+        shots = []
+        for item in items:
+            trajectory = Trajectory.model_validate(item["trajectory"], strict=False)
+            shots.append({"role": "user", "content": trajectory.model_dump_json()})
+            shots.append({"role": "assistant", "content": json.dumps(item["reply"])})
+        return shots
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SettingsError(f"{path}: not a few-shot file: {exc}") from None
+
+
+class LLMJudge:
+    def __init__(self, settings: GatewaySettings) -> None:
+        try:
+            from openai import AsyncOpenAI, DefaultAioHttpClient
+        except ImportError:
+            raise SettingsError("MONITOR=openai needs the openai client: "
+                                "pip install 'monitor-gateway[llm]'") from None
+        if not settings.openai_base_url or not settings.openai_model:
+            raise SettingsError("MONITOR=openai needs MONITOR_GATEWAY_OPENAI_BASE_URL and "
+                                "MONITOR_GATEWAY_OPENAI_MODEL")
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "none"
+        # aiohttp: the fastest transport measured for many concurrent calls (README)
+        self.client = AsyncOpenAI(base_url=settings.openai_base_url, api_key=key,
+                                  http_client=DefaultAioHttpClient(), max_retries=0,
+                                  timeout=settings.monitor_timeout)
+        self.model = settings.openai_model
+        self.template: Template = settings.template
+        self.budget = Budget(settings.prompt_budget_chars)
+        self.few_shot = load_few_shot(settings.few_shot_path)
+        self.modes: list[Mode] = (list(MODES) if settings.structured_output == "auto"
+                                  else [settings.structured_output])
+        self.logprobs = True
+        self._slots = asyncio.Semaphore(settings.openai_concurrency or settings.concurrency)
+        host = urlparse(settings.openai_base_url).netloc or settings.openai_base_url
+        self.card = MonitorCard(
+            name=f"llm-{self.model}", backend="openai", model=self.model,
+            template=self.template, version=settings.monitor_version,
+            label=(f"LLM judge {self.model} at {host}, {self.template} template, "
+                   f"threshold {settings.threshold:g}"
+                   + (f", {settings.monitor_note}" if settings.monitor_note else "")),
+        )
+
+    async def judge(self, trajectory: Trajectory) -> Judgement:
+        prompt = messages(trajectory, self.template, self.budget, self.few_shot)
+        async with self._slots:
+            completion = await self._complete(prompt)
+        choice = completion.choices[0]
+        raw = choice.message.content or ""
+        reply = parse_reply(raw)
+        probability = yes_probability(getattr(choice, "logprobs", None))
+        score = probability if probability is not None else float(reply.misbehavior)
+        return Judgement(
+            score=score,
+            category=reply.category,
+            severity=reply.severity,
+            quotes=[Quote(q) for q in reply.evidence],
+            rationale=reply.rationale,
+        )
+
+    async def _complete(self, prompt: list[dict[str, str]]) -> Any:
+        """Ask in the first structured-output mode the server accepts, with logprobs if it
+        gives them; remember what it refused, so the next call asks right away."""
+        from openai import BadRequestError
+
+        while True:
+            mode = self.modes[0]
+            extra: dict[str, Any] = {}
+            if (fmt := response_format(mode, self.template)) is not None:
+                extra["response_format"] = fmt
+            if self.logprobs:
+                extra.update(logprobs=True, top_logprobs=5)
+            try:
+                return await self.client.chat.completions.create(
+                    model=self.model, messages=prompt, temperature=0.0,  # type: ignore[arg-type]
+                    max_tokens=400, **extra)
+            except BadRequestError as exc:
+                if self.logprobs and "logprob" in str(exc).lower():
+                    self.logprobs = False
+                elif len(self.modes) > 1:
+                    log.warning("server refused response_format %s (%s); trying %s", mode,
+                                exc, self.modes[1])
+                    self.modes.pop(0)
+                else:
+                    raise
