@@ -41,7 +41,7 @@ from monitor_gateway.ingest import parse_trajectory
 from monitor_gateway.monitors import Judgement, Monitor
 from monitor_gateway.schema import MonitorCard, Trajectory, utcnow
 from monitor_gateway.settings import GatewaySettings
-from monitor_gateway.verdict import build_verdict
+from monitor_gateway.verdict import Thresholds, build_verdict
 
 PARTITIONS = 4
 BOOTSTRAP = ""
@@ -150,7 +150,7 @@ async def plain_loop(settings: GatewaySettings, n: int, same_work: bool) -> floa
         judgement = monitor.judge_now(trajectory)
         verdict = build_verdict(
             trajectory, judgement, ground(trajectory, judgement.quotes), card=monitor.card,
-            threshold=settings.threshold, fail_policy=settings.fail_policy, tag=None,
+            thresholds=Thresholds(settings.threshold), fail_policy=settings.fail_policy, tag=None,
             received_at=received, monitor_seconds=0.0,
             gateway_seconds=time.perf_counter() - started)
         return verdict.model_dump_json().encode()

@@ -10,18 +10,21 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import tomli_w
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from replay.builtin import DEFAULT_SEED, build
 from replay.builtin.gaming import verify_humaneval
+from replay.calibrate import calibrate
 from replay.client import Result
 from replay.dataset import DatasetError, Sample, parse_fields, resolve, write
 from replay.harness import run_canary, run_replay
 from replay.plot import PlotUnavailable, plot_mr_far
 from replay.report import print_report, write_samples
 
+from .config import MonitorConfig, load_config
 from .embedded import BrokerError, EmbeddedBroker, create_topics
 from .gateway import Gateway, run_until_signalled, tune_gc
 from .monitors import ClassifierMonitor, Monitor, build_monitor
@@ -76,7 +79,9 @@ def serve(
     dlq_topic: Annotated[str | None, typer.Option()] = None,
     group_id: Annotated[str | None, typer.Option()] = None,
     monitor: Annotated[str | None, typer.Option(
-        help="rules, or a plugin 'package.module:factory'")] = None,
+        help="rules, classifier, openai, cascade, or a plugin 'package.module:factory'")] = None,
+    monitor_config: Annotated[Path | None, typer.Option(
+        help="TOML with [thresholds] and cascade [[stage]] tables")] = None,
     threshold: Annotated[float | None, typer.Option()] = None,
     fail_policy: Annotated[str | None, typer.Option(help="open or closed")] = None,
     concurrency: Annotated[int | None, typer.Option()] = None,
@@ -93,6 +98,7 @@ def serve(
             "monitor": monitor, "threshold": threshold, "fail_policy": fail_policy,
             "concurrency": concurrency, "max_message_bytes": max_message_bytes,
             "metrics_port": metrics_port,
+            "monitor_config": str(monitor_config) if monitor_config else None,
         })
         settings.security()  # a bad security setting fails here, in one line
         judge = build_monitor(settings)
@@ -180,6 +186,34 @@ def _finish(report: dict[str, Any], results: list[Result], json_path: Path | Non
             console.print(f"MR-FAR plot written to {plot}")
         except PlotUnavailable as exc:
             console.print(f"[yellow]no plot:[/yellow] {exc}")
+
+
+@app.command("calibrate")
+def calibrate_command(
+    report: Annotated[Path, typer.Option(help="a replay report (its .samples.jsonl is read)")],
+    max_far: Annotated[float, typer.Option(help="the false-alarm budget, e.g. 0.05")],
+    config: Annotated[Path, typer.Option(help="the monitor config to write [thresholds] to")] =
+        Path("monitor.toml"),
+) -> None:
+    """Pick thresholds (overall and per category) that keep FAR within a budget."""
+    samples = report.with_suffix(".samples.jsonl")
+    if not samples.exists():
+        raise _fail(f"{samples}: missing; write it with 'replay --json {report}'")
+    try:
+        current = load_config(str(config)) if config.exists() else MonitorConfig()
+    except SettingsError as exc:
+        raise _fail(str(exc)) from None
+    chosen = calibrate(samples, max_far)
+    table = Table(title=f"thresholds for FAR <= {max_far:g}")
+    for column in ("", "threshold", "FAR", "MR"):
+        table.add_column(column, justify="right" if column else "left")
+    for name, point in chosen.items():
+        table.add_row(name, f"{point.threshold:.4f}", _fmt(point.far), _fmt(point.mr))
+    console.print(table)
+    updated = current.model_copy(update={
+        "thresholds": {name: point.threshold for name, point in chosen.items()}})
+    config.write_text(tomli_w.dumps(updated.to_toml()))
+    console.print(f"thresholds written to {config}; serve with --monitor-config {config}")
 
 
 dataset_app = typer.Typer(no_args_is_help=True, help="The built-in benchmark.")

@@ -33,6 +33,7 @@ from faststream.middlewares import AckPolicy
 from prometheus_client import CollectorRegistry
 
 from .calling import Deadlines, MonitorFailure, RetryPolicy, call_monitor, judge_inline
+from .config import load_config
 from .evidence import ground
 from .ingest import (
     REPLAY_HEADERS,
@@ -48,7 +49,7 @@ from .offsets import OffsetTracker, Ticket
 from .publish import Outgoing, Publisher
 from .schema import Trajectory, utcnow
 from .settings import GatewaySettings
-from .verdict import build_verdict
+from .verdict import Thresholds, build_verdict
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,11 @@ class Gateway:
         )
         self.deadlines = Deadlines(resolution=min(0.05, settings.monitor_timeout / 4))
         self._inline = monitor if isinstance(monitor, InlineMonitor) else None
+        config = load_config(settings.monitor_config)
+        self.thresholds = Thresholds(
+            default=config.thresholds.get("default", settings.threshold),
+            by_category={k: v for k, v in config.thresholds.items() if k != "default"},
+        )
         # CONCURRENCY bounds monitor calls; MAX_PENDING bounds everything fetched and not yet
         # acknowledged, so waiting for the broker's ack never holds a monitor slot.
         self._monitor_slots = asyncio.Semaphore(settings.concurrency)
@@ -210,7 +216,7 @@ class Gateway:
             trajectory, outcome,
             ground(trajectory, outcome.quotes) if isinstance(outcome, Judgement) else [],
             card=self.monitor.card,
-            threshold=self.settings.threshold,
+            thresholds=self.thresholds,
             fail_policy=self.settings.fail_policy,
             tag=tag,
             received_at=received_at,
@@ -221,6 +227,9 @@ class Gateway:
         def acknowledged() -> None:
             self.metrics.observe_verdict(verdict, tag, trajectory.task_type,
                                          self.monitor.card.backend)
+            if isinstance(outcome, Judgement):
+                for backend, seconds in outcome.stages:
+                    self.metrics.observe_stage(backend, seconds)
             self.metrics.end_to_end_latency.observe(
                 max(0.0, time.time() - record.timestamp / 1000))
 

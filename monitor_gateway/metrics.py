@@ -72,6 +72,10 @@ class Metrics:
             child(self.replay_outcomes, cell, tag.category, task_type or "none").inc()
 
 
+    def observe_stage(self, backend: str, seconds: float) -> None:
+        """A cascade stage's own time, under its backend's label."""
+        self._child(self.monitor_latency, backend).observe(seconds)
+
     def _child(self, metric: Any, *values: str) -> Any:
         """The metric's child for these label values. ``labels()`` validates, hashes and
         locks on every call; on the hot path each child is looked up once."""

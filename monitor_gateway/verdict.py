@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
@@ -10,23 +11,36 @@ from .monitors.base import Judgement
 from .schema import Evidence, Latency, MonitorCard, ReplayTag, Trajectory, Verdict, utcnow
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """One global threshold, optionally one per category (``calibrate`` writes them)."""
+
+    default: float
+    by_category: dict[str, float] = field(default_factory=dict)
+
+    def of(self, category: str | None) -> float:
+        return self.by_category.get(category, self.default) if category else self.default
+
+
 def build_verdict(
     trajectory: Trajectory,
     outcome: Judgement | MonitorFailure,
     evidence: list[Evidence],
     *,
     card: MonitorCard,
-    threshold: float,
+    thresholds: Thresholds,
     fail_policy: Literal["open", "closed"],
     tag: ReplayTag | None,
     received_at: datetime,
     monitor_seconds: float,
     gateway_seconds: float,
 ) -> Verdict:
+    category = outcome.category if isinstance(outcome, Judgement) else None
+    threshold = thresholds.of(category)
     common = {
         "trajectory_id": trajectory.id,
         "threshold": threshold,
-        "monitor": card,
+        "monitor": (outcome.card or card) if isinstance(outcome, Judgement) else card,
         "replay_run": tag.run if tag else None,
         "metadata": trajectory.metadata,
         "received_at": received_at,

@@ -5,14 +5,16 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+from ..config import load_config
 from ..settings import GatewaySettings, SettingsError
 from .base import Judgement, Monitor, Quote
+from .cascade import CascadeMonitor, Step
 from .classifier import ClassifierMonitor, LinearModel
 from .rules import RulesMonitor
 
 __all__ = ["ClassifierMonitor", "Judgement", "Monitor", "Quote", "RulesMonitor", "build_monitor"]
 
-BUILT_IN = ("rules", "classifier", "openai")
+BUILT_IN = ("rules", "classifier", "openai", "cascade")
 
 
 def build_monitor(settings: GatewaySettings) -> Monitor:
@@ -21,6 +23,16 @@ def build_monitor(settings: GatewaySettings) -> Monitor:
     name = settings.monitor
     if name == "rules":
         return RulesMonitor(settings.threshold)
+    if name == "cascade":
+        stages = load_config(settings.monitor_config).stage
+        if not stages:
+            raise SettingsError("MONITOR=cascade needs a --monitor-config file with [[stage]] "
+                                "tables")
+        if any(stage.monitor == "cascade" for stage in stages):
+            raise SettingsError("a cascade stage cannot itself be a cascade")
+        steps = [Step(build_monitor(settings.model_copy(update={"monitor": stage.monitor})),
+                      stage.low, stage.high) for stage in stages]
+        return CascadeMonitor(steps, settings.threshold)
     if name == "openai":
         from .llm import LLMJudge
 

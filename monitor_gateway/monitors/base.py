@@ -25,6 +25,9 @@ class Judgement:
     severity: Severity | None = None
     quotes: list[Quote] = field(default_factory=list)
     rationale: str | None = None
+    # set by composite monitors (cascade): which monitor decided, and each stage's time
+    card: MonitorCard | None = None
+    stages: tuple[tuple[str, float], ...] = ()
 
 
 @runtime_checkable
