@@ -93,6 +93,7 @@ class GatewaySettings(KafkaSettings):
     few_shot_path: str | None = None
     prompt_budget_chars: int = Field(default=24_000, ge=1000)
     openai_concurrency: int | None = Field(default=None, ge=1)
+    openai_transport: Literal["aiohttp", "httpx"] = "aiohttp"
     monitor_version: str = "1"
     monitor_config: str | None = None
     monitor_note: str | None = None

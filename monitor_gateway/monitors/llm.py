@@ -64,9 +64,11 @@ class LLMJudge:
             raise SettingsError("MONITOR=openai needs MONITOR_GATEWAY_OPENAI_BASE_URL and "
                                 "MONITOR_GATEWAY_OPENAI_MODEL")
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "none"
-        # aiohttp: the fastest transport measured for many concurrent calls (README)
+        # aiohttp: the faster transport for many concurrent calls (benchmarks/, README);
+        # httpx for environments that need its proxy handling
+        transport = DefaultAioHttpClient() if settings.openai_transport == "aiohttp" else None
         self.client = AsyncOpenAI(base_url=settings.openai_base_url, api_key=key,
-                                  http_client=DefaultAioHttpClient(), max_retries=0,
+                                  http_client=transport, max_retries=0,
                                   timeout=settings.monitor_timeout)
         self.model = settings.openai_model
         self.template: Template = settings.template
