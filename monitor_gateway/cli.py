@@ -24,7 +24,7 @@ from replay.harness import run_canary, run_replay
 from replay.plot import PlotUnavailable, plot_mr_far
 from replay.report import print_report, write_samples
 
-from .config import MonitorConfig, load_config
+from .config import Measured, MonitorConfig, load_config
 from .embedded import BrokerError, EmbeddedBroker, create_topics
 from .gateway import Gateway, run_until_signalled, tune_gc
 from .monitors import ClassifierMonitor, Monitor, build_monitor
@@ -210,8 +210,12 @@ def calibrate_command(
     for name, point in chosen.items():
         table.add_row(name, f"{point.threshold:.4f}", _fmt(point.far), _fmt(point.mr))
     console.print(table)
+    figures = json.loads(report.read_text())
+    overall = figures.get("overall", {})
     updated = current.model_copy(update={
-        "thresholds": {name: point.threshold for name, point in chosen.items()}})
+        "thresholds": {name: point.threshold for name, point in chosen.items()},
+        "last_replay": Measured(dataset=str(figures.get("dataset", report)),
+                                mr=overall.get("mr"), far=overall.get("far"))})
     config.write_text(tomli_w.dumps(updated.to_toml()))
     console.print(f"thresholds written to {config}; serve with --monitor-config {config}")
 

@@ -38,11 +38,29 @@ class Stage(BaseModel):
         return self
 
 
+class Measured(BaseModel):
+    """The monitor's figures on its last replay (``calibrate`` records them), so that every
+    verdict's monitor label can say how good the monitor is known to be."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str
+    mr: float | None
+    far: float | None
+
+    def describe(self) -> str:
+        def rate(value: float | None) -> str:
+            return "n/a" if value is None else f"{value:.2f}"
+
+        return f"last replay on {self.dataset}: MR {rate(self.mr)}, FAR {rate(self.far)}"
+
+
 class MonitorConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     thresholds: dict[str, float] = Field(default_factory=dict)
     stage: list[Stage] = Field(default_factory=list)
+    last_replay: Measured | None = None
 
     @model_validator(mode="after")
     def _known_categories(self) -> MonitorConfig:
@@ -59,6 +77,8 @@ class MonitorConfig(BaseModel):
             data["thresholds"] = self.thresholds
         if self.stage:
             data["stage"] = [s.model_dump() for s in self.stage]
+        if self.last_replay:
+            data["last_replay"] = self.last_replay.model_dump(exclude_none=True)
         return data
 
 

@@ -47,7 +47,7 @@ from .metrics import Metrics, serve_http
 from .monitors.base import InlineMonitor, Judgement, Monitor
 from .offsets import OffsetTracker, Ticket
 from .publish import Outgoing, Publisher
-from .schema import Trajectory, utcnow
+from .schema import MonitorCard, Trajectory, utcnow
 from .settings import GatewaySettings
 from .verdict import Thresholds, build_verdict
 
@@ -75,6 +75,8 @@ class Gateway:
         self.deadlines = Deadlines(resolution=min(0.05, settings.monitor_timeout / 4))
         self._inline = monitor if isinstance(monitor, InlineMonitor) else None
         config = load_config(settings.monitor_config)
+        self._measured = config.last_replay.describe() if config.last_replay else None
+        self._cards: dict[MonitorCard, MonitorCard] = {}
         self.thresholds = Thresholds(
             default=config.thresholds.get("default", settings.threshold),
             by_category={k: v for k, v in config.thresholds.items() if k != "default"},
@@ -215,7 +217,7 @@ class Gateway:
         verdict = build_verdict(
             trajectory, outcome,
             ground(trajectory, outcome.quotes) if isinstance(outcome, Judgement) else [],
-            card=self.monitor.card,
+            card=self._card(outcome),
             thresholds=self.thresholds,
             fail_policy=self.settings.fail_policy,
             tag=tag,
@@ -237,6 +239,22 @@ class Gateway:
         await self._publish(Outgoing(self.settings.verdict_topic,
                                      verdict.model_dump_json().encode(),
                                      trajectory.id.encode(), echoed), ticket, acknowledged)
+
+    def _labelled(self, card: MonitorCard) -> MonitorCard:
+        """The card with the monitor's last measured figures added to its label (made once
+        a card: a cascade has one a stage)."""
+        if self._measured is None:
+            return card
+        if (labelled := self._cards.get(card)) is None:
+            labelled = self._cards[card] = card.model_copy(
+                update={"label": f"{card.label}; {self._measured}"})
+        return labelled
+
+    def _card(self, outcome: Judgement | MonitorFailure) -> MonitorCard:
+        """The monitor that judged: a cascade names its deciding stage."""
+        if isinstance(outcome, Judgement) and outcome.card is not None:
+            return self._labelled(outcome.card)
+        return self._labelled(self.monitor.card)
 
     async def _dead_letter(self, record: ConsumerRecord[bytes, bytes], why: Rejection,
                            ticket: Ticket) -> None:

@@ -118,6 +118,8 @@ class Evidence(BaseModel):
 class MonitorCard(BaseModel):
     """Which monitor judged a verdict; ``label`` says it in words (the MST monitor label)."""
 
+    model_config = ConfigDict(frozen=True)
+
     name: str
     backend: str
     model: str | None = None

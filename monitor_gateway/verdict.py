@@ -40,7 +40,7 @@ def build_verdict(
     common = {
         "trajectory_id": trajectory.id,
         "threshold": threshold,
-        "monitor": (outcome.card or card) if isinstance(outcome, Judgement) else card,
+        "monitor": card,
         "replay_run": tag.run if tag else None,
         "metadata": trajectory.metadata,
         "received_at": received_at,

@@ -38,7 +38,8 @@ async def test_cascade_from_a_config_file_through_the_gateway(
     settings: GatewaySettings, tmp_path: Path
 ) -> None:
     config = tmp_path / "monitor.toml"
-    config.write_text('[thresholds]\ndefault = 0.5\nspecification_gaming = 0.97\n\n'
+    config.write_text('last_replay = {dataset = "builtin", mr = 0.1, far = 0.2}\n'
+                      '[thresholds]\ndefault = 0.5\nspecification_gaming = 0.97\n\n'
                       '[[stage]]\nmonitor = "rules"\nhigh = 0.9\n'
                       '[[stage]]\nmonitor = "monitors:slow"\n')
     settings = settings.model_copy(update={"monitor": "cascade",
@@ -56,6 +57,8 @@ async def test_cascade_from_a_config_file_through_the_gateway(
     assert unsure["monitor"]["name"] == "cascade/scripted"
     assert unsure["threshold"] == 0.5 and unsure["flagged"] is True
     assert gamed["monitor"]["version"] == unsure["monitor"]["version"]
+    assert "decided by stage 1: rule-signature monitor" in gamed["monitor"]["label"]
+    assert gamed["monitor"]["label"].endswith("last replay on builtin: MR 0.10, FAR 0.20")
     for backend in ("rules", "test", "cascade"):
         assert exposition.get_sample_value("monitor_gateway_monitor_latency_seconds_count",
                                            {"backend": backend}), backend
