@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
-	$(BIN)/pip install -q -e '.[dev,plot,train,llm]'
+	$(BIN)/pip install -q -e '.[dev,plot,train,llm,llm-test]'
 	touch $@
 
 .PHONY: install demo test lint bench

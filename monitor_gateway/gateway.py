@@ -44,7 +44,7 @@ from .ingest import (
     replay_tag,
 )
 from .metrics import Metrics, serve_http
-from .monitors.base import InlineMonitor, Judgement, Monitor
+from .monitors.base import Closeable, InlineMonitor, Judgement, Monitor
 from .offsets import OffsetTracker, Ticket
 from .publish import Outgoing, Publisher
 from .schema import MonitorCard, Trajectory, utcnow
@@ -159,6 +159,8 @@ class Gateway:
             await asyncio.gather(self._commit_task, return_exceptions=True)
         await self.broker.stop()
         await self.publisher.stop()
+        if isinstance(self.monitor, Closeable):
+            await self.monitor.aclose()
         if self._http is not None:
             await self._http.cleanup()
 

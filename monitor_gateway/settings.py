@@ -94,6 +94,7 @@ class GatewaySettings(KafkaSettings):
     prompt_budget_chars: int = Field(default=24_000, ge=1000)
     openai_concurrency: int | None = Field(default=None, ge=1)
     openai_transport: Literal["aiohttp", "httpx"] = "aiohttp"
+    openai_logprobs: bool = True
     monitor_version: str = "1"
     monitor_config: str | None = None
     monitor_note: str | None = None

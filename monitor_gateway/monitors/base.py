@@ -40,6 +40,13 @@ class Monitor(Protocol):
 
 
 @runtime_checkable
+class Closeable(Protocol):
+    """A monitor holding connections (an HTTP client) closes them when the gateway stops."""
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
 class InlineMonitor(Monitor, Protocol):
     """A monitor that is pure computation, bounded and quick (rules, a classifier). The
     gateway calls ``judge_now`` on its fetch loop: no task, no timer, no waiting."""

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, replace
 
 from ..schema import MonitorCard, Trajectory
-from .base import InlineMonitor, Judgement, Monitor
+from .base import Closeable, InlineMonitor, Judgement, Monitor
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,11 @@ class CascadeMonitor:
             name="cascade", backend="cascade", version=digest,
             label=f"cascade {names}, threshold {threshold:g}",
         )
+
+    async def aclose(self) -> None:
+        for step in self.steps:
+            if isinstance(step.monitor, Closeable):
+                await step.monitor.aclose()
 
     async def judge(self, trajectory: Trajectory) -> Judgement:
         timings: list[tuple[str, float]] = []

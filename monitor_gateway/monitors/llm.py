@@ -24,6 +24,7 @@ from .prompts import SCHEMAS, Budget, Template, messages, parse_reply, yes_proba
 log = logging.getLogger(__name__)
 
 Mode = Literal["json_schema", "json_object", "none"]
+MAX_TOKENS: dict[Template, int] = {"direct": 16, "evidence": 400}
 MODES: tuple[Mode, ...] = ("json_schema", "json_object", "none")
 
 
@@ -76,7 +77,7 @@ class LLMJudge:
         self.few_shot = load_few_shot(settings.few_shot_path)
         self.modes: list[Mode] = (list(MODES) if settings.structured_output == "auto"
                                   else [settings.structured_output])
-        self.logprobs = True
+        self.logprobs = settings.openai_logprobs
         self._slots = asyncio.Semaphore(settings.openai_concurrency or settings.concurrency)
         host = urlparse(settings.openai_base_url).netloc or settings.openai_base_url
         self.card = MonitorCard(
@@ -86,6 +87,9 @@ class LLMJudge:
                    f"threshold {settings.threshold:g}"
                    + (f", {settings.monitor_note}" if settings.monitor_note else "")),
         )
+
+    async def aclose(self) -> None:
+        await self.client.close()
 
     async def judge(self, trajectory: Trajectory) -> Judgement:
         prompt = messages(trajectory, self.template, self.budget, self.few_shot)
@@ -106,8 +110,9 @@ class LLMJudge:
 
     async def _complete(self, prompt: list[dict[str, str]]) -> Any:
         """Ask in the first structured-output mode the server accepts, with logprobs if it
-        gives them; remember what it refused, so the next call asks right away."""
-        from openai import BadRequestError
+        gives them; remember what it refused, so the next call asks right away. Servers
+        refuse a request field with 400, 422 or (llama-cpp-python) 500 naming the field."""
+        from openai import APIStatusError
 
         while True:
             mode = self.modes[0]
@@ -119,11 +124,14 @@ class LLMJudge:
             try:
                 return await self.client.chat.completions.create(
                     model=self.model, messages=prompt, temperature=0.0,  # type: ignore[arg-type]
-                    max_tokens=400, **extra)
-            except BadRequestError as exc:
-                if self.logprobs and "logprob" in str(exc).lower():
+                    max_tokens=MAX_TOKENS[self.template], **extra)
+            except APIStatusError as exc:
+                message = str(exc).lower()
+                if exc.status_code not in (400, 422, 500):
+                    raise
+                if self.logprobs and "logprob" in message:
                     self.logprobs = False
-                elif len(self.modes) > 1:
+                elif len(self.modes) > 1 and "response_format" in message:
                     log.warning("server refused response_format %s (%s); trying %s", mode,
                                 exc, self.modes[1])
                     self.modes.pop(0)
