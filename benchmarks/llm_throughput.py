@@ -53,9 +53,16 @@ async def measure(bootstrap: str, base_url: str, n: int, concurrency: int,
     gateway = Gateway(settings, build_monitor(settings))
     await gateway.start()
     try:
-        return await output_rate(settings, n)
+        rate = await output_rate(settings, n)
     finally:
         await gateway.stop()
+    labels = {"backend": "openai"}
+    calls = gateway.registry.get_sample_value(
+        "monitor_gateway_monitor_latency_seconds_count", labels) or 1
+    total = gateway.registry.get_sample_value(
+        "monitor_gateway_monitor_latency_seconds_sum", labels) or 0
+    print(f"    mean monitor call {total / calls * 1000:.1f} ms")
+    return rate
 
 
 async def main(bootstrap: str, base_url: str, n: int, concurrency: int) -> None:
