@@ -47,7 +47,7 @@ from .metrics import Metrics, serve_http
 from .monitors.base import Closeable, InlineMonitor, Judgement, Monitor
 from .offsets import OffsetTracker, Ticket
 from .publish import Outgoing, Publisher
-from .schema import MonitorCard, Trajectory, utcnow
+from .schema import MonitorCard, Trajectory, Verdict, utcnow
 from .settings import GatewaySettings
 from .verdict import Thresholds, build_verdict
 
@@ -216,17 +216,26 @@ class Gateway:
                        received_at: datetime, started: float, ticket: Ticket) -> None:
         # the replay headers are read here, after the monitor: it never sees them
         tag = replay_tag(decode_headers(record.headers)) if record.headers else None
-        verdict = build_verdict(
-            trajectory, outcome,
-            ground(trajectory, outcome.quotes) if isinstance(outcome, Judgement) else [],
-            card=self._card(outcome),
-            thresholds=self.thresholds,
-            fail_policy=self.settings.fail_policy,
-            tag=tag,
-            received_at=received_at,
-            monitor_seconds=monitor_seconds,
-            gateway_seconds=time.perf_counter() - started,
-        )
+
+        def build(outcome: Judgement | MonitorFailure) -> Verdict:
+            return build_verdict(
+                trajectory, outcome,
+                ground(trajectory, outcome.quotes) if isinstance(outcome, Judgement) else [],
+                card=self._card(outcome),
+                thresholds=self.thresholds,
+                fail_policy=self.settings.fail_policy,
+                tag=tag,
+                received_at=received_at,
+                monitor_seconds=monitor_seconds,
+                gateway_seconds=time.perf_counter() - started,
+            )
+
+        try:
+            verdict = build(outcome)
+        except Exception as exc:  # a bug of ours must cost a verdict's quality, not a record
+            log.exception("cannot build the verdict of %r", trajectory.id)
+            outcome = MonitorFailure(f"gateway error: {type(exc).__name__}: {exc}", attempts=0)
+            verdict = build(outcome)
 
         def acknowledged() -> None:
             self.metrics.observe_verdict(verdict, tag, trajectory.task_type,

@@ -209,3 +209,29 @@ async def test_metrics_and_health_endpoints(settings: GatewaySettings) -> None:
         assert line in text, line
     assert "faststream_received_messages_total" in text
     assert "traj-0001" not in text  # never an id in a label
+
+
+async def test_a_gateway_bug_on_one_record_becomes_an_error_verdict(
+    settings: GatewaySettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import monitor_gateway.gateway as gateway_module
+
+    def broken(trajectory: object, quotes: list[object]) -> list[object]:
+        if quotes:
+            raise RuntimeError("grounding exploded")
+        return []
+
+    monkeypatch.setattr(gateway_module, "ground", broken)
+    async with running(settings, RulesMonitor(settings.threshold)):
+        await produce(settings.kafka_bootstrap, settings.input_topic, [
+            (b"a", json.dumps(GAMED).encode(), []),
+            (b"b", json.dumps({"id": "b", "request": "q", "response": "fine"}).encode(), [])])
+        records = await consume(settings.kafka_bootstrap, settings.verdict_topic, 2)
+        await asyncio.sleep(0.5)
+        positions = await committed(settings.kafka_bootstrap, settings.group_id,
+                                    settings.input_topic)
+    verdicts = {json.loads(r.value)["trajectory_id"]: json.loads(r.value) for r in records}
+    assert verdicts["traj-0001"]["status"] == "error"
+    assert "gateway error: RuntimeError: grounding exploded" in verdicts["traj-0001"]["error"]
+    assert verdicts["b"]["status"] == "ok"  # the records around it are unaffected
+    assert sum(p or 0 for p in positions.values()) == 2
