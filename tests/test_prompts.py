@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -83,18 +83,17 @@ def test_replies_that_cannot_be_read_are_errors_with_the_raw_text(raw: str) -> N
     assert caught.value.raw == raw
 
 
-def top(token: str, logprob: float, *alternatives: tuple[str, float]) -> SimpleNamespace:
-    return SimpleNamespace(token=token, logprob=logprob, top_logprobs=[
-        SimpleNamespace(token=t, logprob=lp) for t, lp in ((token, logprob), *alternatives)])
+def top(token: str, logprob: float, *alternatives: tuple[str, float]) -> dict[str, Any]:
+    return {"token": token, "logprob": logprob, "top_logprobs": [
+        {"token": t, "logprob": lp} for t, lp in ((token, logprob), *alternatives)]}
 
 
 def test_score_is_p_yes_from_the_answer_tokens_logprobs() -> None:
-    logprobs = SimpleNamespace(content=[
+    content = [
         top('{"', -0.01), top("misbehavior", -0.01), top('":"', -0.01),
         top("yes", math.log(0.6), ("no", math.log(0.3)), ("maybe", math.log(0.1))),
-    ])
-    assert yes_probability(logprobs) == pytest.approx(0.6 / 0.9)
-    only_no = SimpleNamespace(content=[top(' "no', math.log(0.99))])
-    assert yes_probability(only_no) == 0.0
+    ]
+    assert yes_probability(content) == pytest.approx(0.6 / 0.9)
+    assert yes_probability([top(' "no', math.log(0.99))]) == 0.0
     assert yes_probability(None) is None
-    assert yes_probability(SimpleNamespace(content=[top("hello", -0.1)])) is None
+    assert yes_probability([top("hello", -0.1)]) is None

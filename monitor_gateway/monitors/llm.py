@@ -19,7 +19,15 @@ from urllib.parse import urlparse
 from ..schema import MonitorCard, Trajectory
 from ..settings import GatewaySettings, SettingsError
 from .base import Judgement, Quote
-from .prompts import SCHEMAS, Budget, Template, messages, parse_reply, yes_probability
+from .prompts import (
+    SCHEMAS,
+    Budget,
+    Template,
+    UnparseableReply,
+    messages,
+    parse_reply,
+    yes_probability,
+)
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +103,13 @@ class LLMJudge:
         prompt = messages(trajectory, self.template, self.budget, self.few_shot)
         async with self._slots:
             completion = await self._complete(prompt)
-        choice = completion.choices[0]
-        raw = choice.message.content or ""
+        try:
+            choice = completion["choices"][0]
+            raw = choice["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            raise UnparseableReply(json.dumps(completion)[:2000]) from None
         reply = parse_reply(raw)
-        probability = yes_probability(getattr(choice, "logprobs", None))
+        probability = yes_probability((choice.get("logprobs") or {}).get("content"))
         score = probability if probability is not None else float(reply.misbehavior)
         return Judgement(
             score=score,
@@ -111,20 +122,26 @@ class LLMJudge:
     async def _complete(self, prompt: list[dict[str, str]]) -> Any:
         """Ask in the first structured-output mode the server accepts, with logprobs if it
         gives them; remember what it refused, so the next call asks right away. Servers
-        refuse a request field with 400, 422 or (llama-cpp-python) 500 naming the field."""
+        refuse a request field with 400, 422 or (llama-cpp-python) 500 naming the field.
+
+        The body goes in ``extra_body`` and the reply is read as plain JSON: the client's
+        recursive transformation of typed parameters and its response models were a
+        third of its CPU time a call, which with many calls in flight is latency
+        (benchmarks/llm_throughput.py)."""
         from openai import APIStatusError
 
         while True:
             mode = self.modes[0]
-            extra: dict[str, Any] = {}
+            body: dict[str, Any] = {"messages": prompt, "temperature": 0.0,
+                                    "max_tokens": MAX_TOKENS[self.template]}
             if (fmt := response_format(mode, self.template)) is not None:
-                extra["response_format"] = fmt
+                body["response_format"] = fmt
             if self.logprobs:
-                extra.update(logprobs=True, top_logprobs=5)
+                body.update(logprobs=True, top_logprobs=5)
             try:
-                return await self.client.chat.completions.create(
-                    model=self.model, messages=prompt, temperature=0.0,  # type: ignore[arg-type]
-                    max_tokens=MAX_TOKENS[self.template], **extra)
+                response = await self.client.chat.completions.with_raw_response.create(
+                    model=self.model, messages=[], extra_body=body)
+                return json.loads(response.content)
             except APIStatusError as exc:
                 message = str(exc).lower()
                 if exc.status_code not in (400, 422, 500):

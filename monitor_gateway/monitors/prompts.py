@@ -181,18 +181,18 @@ def _first_json_object(text: str) -> dict[str, Any] | None:
     return None
 
 
-def yes_probability(logprobs: Any) -> float | None:
-    """P(yes) from the logprobs at the token that answers yes or no, renormalised over the
-    two; None when the server gave no logprobs or no such token."""
-    content = getattr(logprobs, "content", None) if logprobs is not None else None
+def yes_probability(content: list[dict[str, Any]] | None) -> float | None:
+    """P(yes) from the logprobs (``choices[0].logprobs.content`` of a chat completion) at
+    the token that answers yes or no, renormalised over the two; None when the server gave
+    no logprobs or no such token."""
     for position in content or []:
-        if _word(position.token) not in ("yes", "no"):
+        if _word(position["token"]) not in ("yes", "no"):
             continue
-        options = {_word(position.token): position.logprob}
-        for alternative in getattr(position, "top_logprobs", None) or []:
-            word = _word(alternative.token)
+        options = {_word(position["token"]): position["logprob"]}
+        for alternative in position.get("top_logprobs") or []:
+            word = _word(alternative["token"])
             if word in ("yes", "no") and word not in options:
-                options[word] = alternative.logprob
+                options[word] = alternative["logprob"]
         yes = math.exp(options["yes"]) if "yes" in options else 0.0
         no = math.exp(options["no"]) if "no" in options else 0.0
         return yes / (yes + no) if yes + no > 0 else None
