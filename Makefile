@@ -2,8 +2,15 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 
+# what the demo needs: the gateway, plotting and training the offline classifier
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
+	$(BIN)/pip install -q -e '.[plot,train,llm]'
+	touch $@
+
+# what the tests need besides: linters, pytest, and a real OpenAI-compatible server
+# (llama-cpp-python compiles for several minutes the first time; pip caches the wheel)
+$(BIN)/.installed-dev: $(BIN)/.installed
 	$(BIN)/pip install -q -e '.[dev,plot,train,llm,llm-test]'
 	touch $@
 
@@ -13,7 +20,7 @@ install: $(BIN)/.installed
 demo: install
 	$(BIN)/monitor-gateway demo
 
-lint: install
+lint: $(BIN)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
@@ -22,3 +29,4 @@ test: lint
 
 bench: install
 	$(BIN)/python benchmarks/throughput.py
+	cd benchmarks && ../$(BIN)/python llm_throughput.py
