@@ -85,25 +85,25 @@ class Deadlines:
             self._sweeper = None
 
 
-def judge_inline(monitor: InlineMonitor, trajectory: Trajectory, policy: RetryPolicy
-                 ) -> Judgement | MonitorFailure:
-    """An inline monitor's call: retried at once (no backoff: the fetch loop must not
-    sleep), never timed (pure computation cannot be interrupted, and is bounded)."""
-    reason = ""
-    for attempt in range(policy.retries + 1):
-        try:
-            return _checked(monitor.judge_now(trajectory))
-        except Exception as exc:  # a monitor's failure is data, never a crash
-            reason = f"{type(exc).__name__}: {exc}"
-        log.warning("monitor attempt %d failed: %s", attempt + 1, reason)
-    return MonitorFailure(reason=f"{reason} (after {policy.retries + 1} attempts)",
-                          attempts=policy.retries + 1)
+def judge_inline(monitor: InlineMonitor, trajectory: Trajectory) -> Judgement | MonitorFailure:
+    """An inline monitor's call: pure computation, so neither timed (it cannot be
+    interrupted, and is bounded) nor retried (it would fail the same way again)."""
+    try:
+        return _checked(monitor.judge_now(trajectory))
+    except Exception as exc:  # a monitor's failure is data, never a crash
+        reason = _describe(exc)
+    log.warning("inline monitor failed: %s", reason)
+    return MonitorFailure(reason=f"{reason} (pure computation: not retried)", attempts=1)
 
 
 def _checked(judgement: Judgement) -> Judgement:
     if not 0.0 <= judgement.score <= 1.0:
         raise ValueError(f"score {judgement.score!r} is outside [0, 1]")
     return judgement
+
+
+def _describe(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 async def call_monitor(
@@ -120,7 +120,7 @@ async def call_monitor(
         except TimeoutError:
             reason = f"timed out after {policy.timeout:g}s"
         except Exception as exc:  # a monitor's failure is data, never a crash
-            reason = f"{type(exc).__name__}: {exc}"
+            reason = _describe(exc)
         log.warning("monitor attempt %d failed: %s", attempt + 1, reason)
     return MonitorFailure(reason=f"{reason} (after {policy.retries + 1} attempts)",
                           attempts=policy.retries + 1)

@@ -190,7 +190,7 @@ class Gateway:
             if isinstance(parsed, Rejection):
                 await self._dead_letter(record, parsed, ticket)
             elif self._inline is not None:
-                outcome = judge_inline(self._inline, parsed, self.retry)
+                outcome = judge_inline(self._inline, parsed)
                 await self._verdict(record, parsed, outcome, time.perf_counter() - started,
                                     received_at, started, ticket)
             else:

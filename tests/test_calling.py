@@ -3,7 +3,13 @@ import asyncio
 import pytest
 from monitors import card
 
-from monitor_gateway.calling import Deadlines, MonitorFailure, RetryPolicy, call_monitor
+from monitor_gateway.calling import (
+    Deadlines,
+    MonitorFailure,
+    RetryPolicy,
+    call_monitor,
+    judge_inline,
+)
 from monitor_gateway.monitors import Judgement
 from monitor_gateway.schema import Trajectory
 
@@ -83,3 +89,25 @@ async def test_many_concurrent_calls_each_keep_their_own_deadline() -> None:
                           RetryPolicy(timeout=0.1, retries=0), DEADLINES) for i in range(50)]
     outcomes = await asyncio.gather(*calls)
     assert [isinstance(o, MonitorFailure) for o in outcomes] == [i % 2 == 1 for i in range(50)]
+
+
+class Raising:
+    card = card("raising")
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def judge_now(self, trajectory: Trajectory) -> Judgement:
+        self.calls += 1
+        raise KeyError("feature")
+
+    async def judge(self, trajectory: Trajectory) -> Judgement:
+        return self.judge_now(trajectory)
+
+
+def test_an_inline_monitor_that_fails_is_not_retried() -> None:
+    monitor = Raising()
+    outcome = judge_inline(monitor, TRAJECTORY)
+    assert outcome == MonitorFailure("KeyError: 'feature' (pure computation: not retried)",
+                                     attempts=1)
+    assert monitor.calls == 1
