@@ -314,6 +314,7 @@ class Gateway:
         while True:
             await asyncio.sleep(self.settings.commit_interval)
             await self._commit()
+            await self._observe_lag()
 
     async def _commit(self, only: set[TopicPartition] | None = None) -> None:
         consumer = self._subscriber.consumer
@@ -335,6 +336,25 @@ class Gateway:
         self.tracker.committed(positions)
 
 
+    async def _observe_lag(self) -> None:
+        """Per partition: the end offset (from the last fetch) minus where a restart would
+        resume. Growing lag with a steady input rate means the gateway is falling behind."""
+        consumer = self._subscriber.consumer
+        if consumer is None:
+            return
+        for tp in consumer.assignment():
+            end = consumer.highwater(tp)
+            if end is None:  # not fetched from yet
+                continue
+            resume = self.tracker.resume_point(tp)
+            if resume is None:
+                try:
+                    resume = await consumer.position(tp)
+                except KafkaError:  # unassigned meanwhile
+                    continue
+            self.metrics.observe_lag(tp.topic, tp.partition, max(0, end - resume))
+
+
 class _CommitOnRevoke(ConsumerRebalanceListener):  # type: ignore[misc]
     """Commit finished work before partitions move, then forget them."""
 
@@ -344,6 +364,8 @@ class _CommitOnRevoke(ConsumerRebalanceListener):  # type: ignore[misc]
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
         await self._gateway._commit(set(revoked))
         self._gateway.tracker.forget(set(revoked))
+        for tp in revoked:
+            self._gateway.metrics.forget_partition(tp.topic, tp.partition)
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         log.info("assigned %s", sorted(f"{tp.topic}/{tp.partition}" for tp in assigned))

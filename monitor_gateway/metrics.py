@@ -6,6 +6,7 @@ trajectory id or any text from a trajectory.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -58,6 +59,20 @@ class Metrics:
             "Trajectories fetched and not yet done: being judged or awaiting the broker's ack.",
             registry=registry,
         )
+        self.consumer_lag = Gauge(
+            "monitor_gateway_consumer_lag",
+            "Records of an assigned input partition not yet done: its end offset minus the "
+            "first offset whose verdict or dead letter is not yet acknowledged.",
+            ["topic", "partition"], registry=registry,
+        )
+
+    def observe_lag(self, topic: str, partition: int, lag: int) -> None:
+        self.consumer_lag.labels(topic, str(partition)).set(lag)
+
+    def forget_partition(self, topic: str, partition: int) -> None:
+        """A revoked partition's lag is its next owner's to report."""
+        with contextlib.suppress(KeyError):
+            self.consumer_lag.remove(topic, str(partition))
 
     def observe_verdict(self, verdict: Verdict, tag: ReplayTag | None, task_type: TaskType | None,
                         backend: str) -> None:

@@ -77,6 +77,15 @@ class OffsetTracker:
         for tp in partitions:
             self._partitions.pop(tp, None)
 
+    def resume_point(self, partition: TopicPartition) -> int | None:
+        """The offset a new owner would start from: the first record not yet done."""
+        state = self._partitions.get(partition)
+        if state is None:
+            return None
+        if state.pending:
+            return state.pending[0]
+        return state.position
+
     def in_flight(self) -> int:
         """Records started and not yet done (done ones waiting behind a slower one are not)."""
         return sum(len(state.pending) - len(state.done) for state in self._partitions.values())

@@ -176,7 +176,12 @@ async def test_offsets_wait_for_the_slowest_record_of_a_partition(
         positions = await committed(settings.kafka_bootstrap, settings.group_id,
                                     settings.input_topic)
         assert gateway.registry.get_sample_value("monitor_gateway_inflight") == 1
+        lags = {sample.labels["partition"]: sample.value for sample
+                in gateway.metrics.consumer_lag.collect()[0].samples}
 
+    # lag counts from the first record not done: the hanging one and the 20 behind it
+    assert sorted(lags.values())[-1] == len(first + after)
+    assert sum(lags.values()) == len(first + after)
     assert len(verdicts) == len(after)  # the 20 behind the hanging one are done
     assert all((p or 0) == 0 for p in positions.values())  # ...but nothing is committed
 
