@@ -11,8 +11,13 @@ $(BIN)/.installed: pyproject.toml
 # what the tests need besides: linters, pytest, and a real OpenAI-compatible server
 # (llama-cpp-python compiles for several minutes the first time; pip caches the wheel)
 $(BIN)/.installed-dev: $(BIN)/.installed
-	$(BIN)/pip install -q -e '.[dev,plot,train,llm,llm-test]'
+	$(BIN)/pip install -q -e '.[dev,plot,train,llm,llm-test,otel]'
 	touch $@
+
+# Prometheus and promtool, from Debian's package, for the rules' tests and the end-to-end
+# test with a real server (needs root, as on CI machines)
+/usr/bin/promtool:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus
 
 .PHONY: install demo test lint bench
 install: $(BIN)/.installed
@@ -24,7 +29,7 @@ lint: $(BIN)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: lint
+test: lint /usr/bin/promtool
 	$(BIN)/pytest -q
 
 bench: install
