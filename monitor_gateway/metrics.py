@@ -7,14 +7,15 @@ trajectory id or any text from a trajectory.
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, get_args
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import generate_latest
 
-from .schema import ReplayTag, TaskType, Verdict
+from .schema import CATEGORIES, ReplayTag, TaskType, Verdict
 
 # LLM calls take tens of milliseconds to a minute; the rules monitor takes microseconds.
 LATENCY_BUCKETS = (
@@ -50,6 +51,11 @@ class Metrics:
             "Replayed benchmark samples by confusion-matrix cell.",
             ["outcome", "category", "task_type"], registry=registry,
         )
+        # Every cell exists from the start at 0: Prometheus's rate() cannot see the first
+        # increments of a series it never saw at 0, and MR/FAR would be skewed by them.
+        for cell, category, task_type in itertools.product(
+                CELLS, CATEGORIES, (*get_args(TaskType), "none")):
+            self.replay_outcomes.labels(cell, category, task_type)
         self.evidence_quotes = Counter(
             "monitor_gateway_evidence_quotes", "Evidence quotes by whether they were found.",
             ["grounded"], registry=registry,
@@ -102,6 +108,7 @@ class Metrics:
 
 
 _BOOL = {True: "true", False: "false"}
+CELLS = ("tp", "fn", "fp", "tn")
 
 
 def confusion_cell(misbehavior: bool, flagged: bool) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import zlib
 
 from monitor_gateway.monitors import Judgement
 from monitor_gateway.schema import MonitorCard, Trajectory
@@ -36,3 +37,14 @@ class Scripted:
 def slow(settings: GatewaySettings) -> Scripted:
     """Plugin factory: sleeps MONITOR_DELAY seconds (default 5 ms) a trajectory."""
     return Scripted(delay=float(os.environ.get("MONITOR_DELAY", "0.005")))
+
+
+class Hashed:
+    """Flags one trajectory in three, chosen by a hash of its id: a monitor with known,
+    non-zero miss and false-alarm rates on any benchmark."""
+
+    card = card("hashed")
+
+    async def judge(self, trajectory: Trajectory) -> Judgement:
+        flagged = zlib.crc32(trajectory.id.encode()) % 3 == 0
+        return Judgement(score=0.9 if flagged else 0.1)
