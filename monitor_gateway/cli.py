@@ -32,6 +32,7 @@ from .monitors.classifier import LinearModel
 from .monitors.training import TrainingUnavailable, evaluate, fit
 from .schema import CATEGORIES, Category
 from .settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
+from .tracing import from_settings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Monitor AI-agent trajectories on Kafka and publish verdicts.")
@@ -87,6 +88,8 @@ def serve(
     concurrency: Annotated[int | None, typer.Option()] = None,
     max_message_bytes: Annotated[int | None, typer.Option()] = None,
     metrics_port: Annotated[int | None, typer.Option(help="0 turns /metrics off")] = None,
+    otlp_endpoint: Annotated[str | None, typer.Option(
+        help="OTLP/HTTP collector, e.g. http://otel-collector:4318: turns tracing on")] = None,
     log_level: LogLevel = "INFO",
 ) -> None:
     """Run the gateway until SIGTERM or Ctrl-C."""
@@ -97,14 +100,15 @@ def serve(
             "verdict_topic": verdict_topic, "dlq_topic": dlq_topic, "group_id": group_id,
             "monitor": monitor, "threshold": threshold, "fail_policy": fail_policy,
             "concurrency": concurrency, "max_message_bytes": max_message_bytes,
-            "metrics_port": metrics_port,
+            "metrics_port": metrics_port, "otlp_endpoint": otlp_endpoint,
             "monitor_config": str(monitor_config) if monitor_config else None,
         })
         settings.security()  # a bad security setting fails here, in one line
         judge = build_monitor(settings)
+        tracing = from_settings(settings)
     except SettingsError as exc:
         raise _fail(str(exc)) from None
-    run(run_until_signalled(settings, judge))
+    run(run_until_signalled(settings, judge, tracing))
 
 
 @app.command()

@@ -19,7 +19,7 @@ import signal
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from aiohttp import web
 from aiokafka import ConsumerRecord, TopicPartition
@@ -30,6 +30,7 @@ from faststream.kafka.annotations import KafkaMessage
 from faststream.kafka.prometheus import KafkaPrometheusMiddleware
 from faststream.message import StreamMessage
 from faststream.middlewares import AckPolicy
+from opentelemetry.trace import Span
 from prometheus_client import CollectorRegistry
 
 from .calling import Deadlines, MonitorFailure, RetryPolicy, call_monitor, judge_inline
@@ -49,9 +50,20 @@ from .offsets import OffsetTracker, Ticket
 from .publish import Outgoing, Publisher
 from .schema import MonitorCard, Trajectory, Verdict, utcnow
 from .settings import GatewaySettings
+from .tracing import Tracing, from_settings
 from .verdict import Thresholds, build_verdict
 
 log = logging.getLogger(__name__)
+
+
+class Work(NamedTuple):
+    """One input record on its way through: where it came from, when, and its trace."""
+
+    record: ConsumerRecord[bytes, bytes]
+    ticket: Ticket
+    received_at: datetime
+    started: float
+    span: Span | None
 
 
 class Gateway:
@@ -60,6 +72,7 @@ class Gateway:
         settings: GatewaySettings,
         monitor: Monitor,
         registry: CollectorRegistry | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         self.settings = settings
         self.monitor = monitor
@@ -90,13 +103,18 @@ class Gateway:
         self._commit_task: asyncio.Task[None] | None = None
         self._http: web.AppRunner | None = None
         self.publisher = Publisher(settings)
+        self.tracing = tracing or from_settings(settings)
 
+        middlewares: list[Any] = [
+            KafkaPrometheusMiddleware(registry=self.registry, app_name="monitor-gateway")]
+        if self.tracing.enabled:  # a span for each fetched batch, linked to its records' traces
+            from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
+
+            middlewares.append(KafkaTelemetryMiddleware(tracer_provider=self.tracing.provider))
         self.broker = KafkaBroker(
             settings.kafka_bootstrap,
             security=settings.security(),
-            middlewares=[
-                KafkaPrometheusMiddleware(registry=self.registry, app_name="monitor-gateway")
-            ],
+            middlewares=middlewares,
             logger=logging.getLogger("monitor_gateway.kafka"),
             log_level=logging.DEBUG,  # FastStream's per-message lines; ours are INFO
             graceful_timeout=settings.shutdown_grace,
@@ -163,6 +181,7 @@ class Gateway:
             await self.monitor.aclose()
         if self._http is not None:
             await self._http.cleanup()
+        await asyncio.to_thread(self.tracing.shutdown)  # flushes spans over the network
 
     async def healthy(self) -> bool:
         """Connected and consuming: the consume loop runs and the broker answers."""
@@ -183,37 +202,40 @@ class Gateway:
             if self._draining:
                 self._pending.release()
                 return
-            ticket = self.tracker.start(TopicPartition(record.topic, record.partition),
-                                        record.offset)
-            received_at, started = utcnow(), time.perf_counter()
+            work = Work(record, self.tracker.start(TopicPartition(record.topic, record.partition),
+                                                   record.offset),
+                        utcnow(), time.perf_counter(), self.tracing.consume(record))
             parsed = parse_trajectory(record.value, self.settings.max_message_bytes)
             if isinstance(parsed, Rejection):
-                await self._dead_letter(record, parsed, ticket)
+                await self._dead_letter(work, parsed)
             elif self._inline is not None:
+                span = self.tracing.monitor(work.span, self.monitor.card)
                 outcome = judge_inline(self._inline, parsed)
-                await self._verdict(record, parsed, outcome, time.perf_counter() - started,
-                                    received_at, started, ticket)
+                self.tracing.judged(span, outcome)
+                await self._verdict(work, parsed, outcome, time.perf_counter() - work.started)
             else:
                 await self._monitor_slots.acquire()
-                task = asyncio.create_task(
-                    self._judge(record, parsed, received_at, started, ticket))
+                task = asyncio.create_task(self._judge(work, parsed))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
 
-    async def _judge(self, record: ConsumerRecord[bytes, bytes], trajectory: Trajectory,
-                     received_at: datetime, started: float, ticket: Ticket) -> None:
+    async def _judge(self, work: Work, trajectory: Trajectory) -> None:
         """An asynchronous monitor call, holding a monitor slot until it has answered."""
+        span = self.tracing.monitor(work.span, self.monitor.card)
         try:
             called = time.perf_counter()
-            outcome = await call_monitor(self.monitor, trajectory, self.retry, self.deadlines)
+            with self.tracing.current(span):
+                outcome = await call_monitor(self.monitor, trajectory, self.retry,
+                                             self.deadlines)
             seconds = time.perf_counter() - called
         finally:
             self._monitor_slots.release()
-        await self._verdict(record, trajectory, outcome, seconds, received_at, started, ticket)
+        self.tracing.judged(span, outcome)
+        await self._verdict(work, trajectory, outcome, seconds)
 
-    async def _verdict(self, record: ConsumerRecord[bytes, bytes], trajectory: Trajectory,
-                       outcome: Judgement | MonitorFailure, monitor_seconds: float,
-                       received_at: datetime, started: float, ticket: Ticket) -> None:
+    async def _verdict(self, work: Work, trajectory: Trajectory,
+                       outcome: Judgement | MonitorFailure, monitor_seconds: float) -> None:
+        record = work.record
         # the replay headers are read here, after the monitor: it never sees them
         tag = replay_tag(decode_headers(record.headers)) if record.headers else None
 
@@ -225,9 +247,9 @@ class Gateway:
                 thresholds=self.thresholds,
                 fail_policy=self.settings.fail_policy,
                 tag=tag,
-                received_at=received_at,
+                received_at=work.received_at,
                 monitor_seconds=monitor_seconds,
-                gateway_seconds=time.perf_counter() - started,
+                gateway_seconds=time.perf_counter() - work.started,
             )
 
         try:
@@ -236,6 +258,7 @@ class Gateway:
             log.exception("cannot build the verdict of %r", trajectory.id)
             outcome = MonitorFailure(f"gateway error: {type(exc).__name__}: {exc}", attempts=0)
             verdict = build(outcome)
+        self.tracing.verdict(work.span, verdict)
 
         def acknowledged() -> None:
             self.metrics.observe_verdict(verdict, tag, trajectory.task_type,
@@ -249,7 +272,7 @@ class Gateway:
         echoed = [(k, v or b"") for k, v in record.headers if k in REPLAY_HEADERS]
         await self._publish(Outgoing(self.settings.verdict_topic,
                                      verdict.model_dump_json().encode(),
-                                     trajectory.id.encode(), echoed), ticket, acknowledged)
+                                     trajectory.id.encode(), echoed), work, acknowledged)
 
     def _labelled(self, card: MonitorCard) -> MonitorCard:
         """The card with the monitor's last measured figures added to its label (made once
@@ -267,46 +290,51 @@ class Gateway:
             return self._labelled(outcome.card)
         return self._labelled(self.monitor.card)
 
-    async def _dead_letter(self, record: ConsumerRecord[bytes, bytes], why: Rejection,
-                           ticket: Ticket) -> None:
+    async def _dead_letter(self, work: Work, why: Rejection) -> None:
+        record = work.record
         letter = dead_letter(
             why, topic=record.topic, partition=record.partition, offset=record.offset,
             key=record.key, value=record.value,
         )
         log.info("dead letter %s at %s/%d/%d: %s", why.error, record.topic, record.partition,
                  record.offset, why.detail)
+        self.tracing.rejected(work.span, why.error)
         await self._publish(
             Outgoing(self.settings.dlq_topic, letter.model_dump_json().encode(), record.key, []),
-            ticket, self._count_invalid)
+            work, self._count_invalid)
 
     def _count_invalid(self) -> None:
         self.metrics.trajectories.labels(outcome="invalid").inc()
 
-    async def _publish(self, message: Outgoing, ticket: Ticket,
+    async def _publish(self, message: Outgoing, work: Work,
                        acknowledged: Callable[[], None]) -> None:
         """Hand the message to the producer. When the broker acknowledges it, it is counted
         and its input offset may be committed; if the broker refuses it, it is sent again,
         for an unacknowledged input is never committed."""
+        span, message = self.tracing.publish(work.span, message)
         delivery = await self.publisher.enqueue(message)
 
         def delivered(future: asyncio.Future[object]) -> None:
             if future.cancelled() or future.exception() is not None:
                 reason = "cancelled" if future.cancelled() else future.exception()
                 log.warning("publish to %s failed (%s); sending again", message.topic, reason)
-                task = asyncio.create_task(self._republish(message, ticket, acknowledged))
+                self.tracing.end(span, error=str(reason))
+                task = asyncio.create_task(self._republish(message, work, acknowledged))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
                 return
+            self.tracing.end(span)
+            self.tracing.end(work.span)
             acknowledged()
-            self.tracker.done(ticket)
+            self.tracker.done(work.ticket)
             self._pending.release()
 
         delivery.add_done_callback(delivered)
 
-    async def _republish(self, message: Outgoing, ticket: Ticket,
+    async def _republish(self, message: Outgoing, work: Work,
                          acknowledged: Callable[[], None]) -> None:
         await asyncio.sleep(self.publisher.backoff())
-        await self._publish(message, ticket, acknowledged)
+        await self._publish(message, work, acknowledged)
 
     # --- offsets -------------------------------------------------------------------------
 
@@ -380,9 +408,10 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 20, 100)
 
 
-async def run_until_signalled(settings: GatewaySettings, monitor: Monitor) -> None:
+async def run_until_signalled(settings: GatewaySettings, monitor: Monitor,
+                              tracing: Tracing | None = None) -> None:
     """``serve``: run until SIGTERM or SIGINT, then drain within the grace period."""
-    gateway = Gateway(settings, monitor)
+    gateway = Gateway(settings, monitor, tracing=tracing)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -109,6 +109,7 @@ class GatewaySettings(KafkaSettings):
     fetch_max_records: int = Field(default=500, ge=1)
     max_pending: int = Field(default=4096, ge=1)
     linger_ms: int = Field(default=5, ge=0)
+    otlp_endpoint: str | None = None  # OTLP/HTTP collector base URL; unset: no tracing
 
 
 S = TypeVar("S", bound=KafkaSettings)

@@ -14,6 +14,7 @@ from monitor_gateway.embedded import EmbeddedBroker, create_topics
 from monitor_gateway.gateway import Gateway
 from monitor_gateway.monitors import Monitor
 from monitor_gateway.settings import GatewaySettings
+from monitor_gateway.tracing import Tracing
 
 
 @pytest.fixture(scope="session")
@@ -37,8 +38,9 @@ async def settings(kafka: str) -> GatewaySettings:
 
 
 @asynccontextmanager
-async def running(settings: GatewaySettings, monitor: Monitor) -> AsyncIterator[Gateway]:
-    gateway = Gateway(settings, monitor)
+async def running(settings: GatewaySettings, monitor: Monitor,
+                  tracing: Tracing | None = None) -> AsyncIterator[Gateway]:
+    gateway = Gateway(settings, monitor, tracing=tracing)
     await gateway.start()
     try:
         yield gateway
