@@ -202,9 +202,9 @@ class Gateway:
             if self._draining:
                 self._pending.release()
                 return
-            work = Work(record, self.tracker.start(TopicPartition(record.topic, record.partition),
-                                                   record.offset),
-                        utcnow(), time.perf_counter(), self.tracing.consume(record))
+            ticket = self.tracker.start(TopicPartition(record.topic, record.partition),
+                                        record.offset)
+            work = Work(record, ticket, utcnow(), time.perf_counter(), self.tracing.consume(record))
             parsed = parse_trajectory(record.value, self.settings.max_message_bytes)
             if isinstance(parsed, Rejection):
                 await self._dead_letter(work, parsed)

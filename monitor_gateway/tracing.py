@@ -130,17 +130,18 @@ class Tracing:
         """The *send* span of a verdict or dead letter, and the message carrying its context."""
         if self._tracer is None or parent is None:
             return None, message
-        span = self._tracer.start_span(
-            f"send {message.topic}", context=trace.set_span_in_context(parent),
-            kind=SpanKind.PRODUCER, attributes={
-                "messaging.system": "kafka",
-                "messaging.operation.type": "send",
-                "messaging.operation.name": "send",
-                "messaging.destination.name": message.topic,
-                "messaging.message.body.size": len(message.value),
-                **({"messaging.kafka.message.key": message.key.decode("utf-8", "replace")}
-                   if message.key is not None else {}),
-            })
+        attributes: dict[str, Any] = {
+            "messaging.system": "kafka",
+            "messaging.operation.type": "send",
+            "messaging.operation.name": "send",
+            "messaging.destination.name": message.topic,
+            "messaging.message.body.size": len(message.value),
+        }
+        if message.key is not None:
+            attributes["messaging.kafka.message.key"] = message.key.decode("utf-8", "replace")
+        span = self._tracer.start_span(f"send {message.topic}",
+                                       context=trace.set_span_in_context(parent),
+                                       kind=SpanKind.PRODUCER, attributes=attributes)
         carrier: dict[str, str] = {}
         inject(carrier, context=trace.set_span_in_context(span))
         headers = [h for h in message.headers if h[0] not in _CONTEXT_HEADERS]

@@ -101,19 +101,18 @@ async def test_prometheus_far_and_mr_equal_the_replay_report(
             expected_far = {c: b["far"] for c, b in report["by_category"].items()}
             expected_mr = {c: b["mr"] for c, b in report["by_category"].items()}
 
-            async def recorded() -> tuple[dict[str, float], dict[str, float]] | None:
-                far = await by_category(
-                    http, api, "job_category:monitor_gateway_false_alarm_rate:ratio_rate5m")
-                mr = await by_category(
-                    http, api, "job_category:monitor_gateway_miss_rate:ratio_rate5m")
-                same = far == pytest.approx(expected_far) and mr == pytest.approx(expected_mr)
-                return (far, mr) if same else None
+            seen: dict[str, dict[str, float]] = {}
 
-            got = await until(recorded)
-            last = (await by_category(
-                http, api, "job_category:monitor_gateway_false_alarm_rate:ratio_rate5m"),
-                await by_category(http, api, "job_category:monitor_gateway_miss_rate:ratio_rate5m"))
+            async def agrees() -> bool:
+                seen["far"] = await by_category(
+                    http, api, "job_category:monitor_gateway_false_alarm_rate:ratio_rate5m")
+                seen["mr"] = await by_category(
+                    http, api, "job_category:monitor_gateway_miss_rate:ratio_rate5m")
+                return bool(seen["far"] == pytest.approx(expected_far)
+                            and seen["mr"] == pytest.approx(expected_mr))
+
+            agreed = await until(agrees)
 
     assert report["missing"] == 0 and report["n"] == len(subset)
     assert min(expected_far.values()) > 0 and max(expected_far.values()) < 1  # not trivial
-    assert got is not None, f"Prometheus {last} != report FAR {expected_far}, MR {expected_mr}"
+    assert agreed, f"Prometheus {seen} != report FAR {expected_far}, MR {expected_mr}"

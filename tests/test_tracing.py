@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+from monitor_gateway.calling import MonitorFailure
 from monitor_gateway.gateway import Gateway
 from monitor_gateway.monitors import Monitor, RulesMonitor
 from monitor_gateway.schema import MonitorCard
@@ -134,7 +135,8 @@ def test_an_llm_monitor_span_follows_the_genai_conventions(
     card = MonitorCard(name="judge", backend="openai", model="monitor-lora", version="3",
                        label="LoRA judge")
     with provider.get_tracer("t").start_as_current_span("parent") as parent:
-        Tracing.judged(tracing.monitor(parent, card), _failure())
+        Tracing.judged(tracing.monitor(parent, card),
+                       MonitorFailure("timed out after 30s", attempts=3))
     [span] = [s for s in exporter.get_finished_spans() if s.name != "parent"]
     assert span.name == "chat monitor-lora" and span.kind is SpanKind.CLIENT
     assert dict(span.attributes or {}).items() >= {
@@ -142,12 +144,6 @@ def test_an_llm_monitor_span_follows_the_genai_conventions(
         "gen_ai.request.model": "monitor-lora", "error.type": "monitor_failure",
         "monitor_gateway.monitor.attempts": 3}.items()
     assert span.status.status_code is StatusCode.ERROR
-
-
-def _failure() -> object:
-    from monitor_gateway.calling import MonitorFailure
-
-    return MonitorFailure("timed out after 30s", attempts=3)
 
 
 class _Collector(BaseHTTPRequestHandler):
