@@ -31,12 +31,19 @@ REPLY = {
 }
 
 
-def serve(port: int) -> None:
-    """The slow server: every chat completion answers after LATENCY seconds."""
+def serve(port: int, latency: float = LATENCY, knee: int | None = None) -> None:
+    """The slow server: every chat completion answers after ``latency`` seconds. With a
+    ``knee``, it has that many worker slots and calls beyond them queue, as an inference
+    server's batch slots do: past the knee, more concurrency only adds latency."""
+    slots = asyncio.Semaphore(knee) if knee else None
 
     async def complete(request: web.Request) -> web.Response:
         await request.read()
-        await asyncio.sleep(LATENCY)
+        if slots is None:
+            await asyncio.sleep(latency)
+        else:
+            async with slots:
+                await asyncio.sleep(latency)
         return web.json_response(REPLY)
 
     app = web.Application()
@@ -81,9 +88,11 @@ if __name__ == "__main__":
     parser.add_argument("--n", type=int, default=4000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--latency", type=float, default=LATENCY, help=argparse.SUPPRESS)
+    parser.add_argument("--knee", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve)
+        serve(args.serve, args.latency, args.knee)
         sys.exit(0)
     port = free_port()
     server = subprocess.Popen([sys.executable, __file__, "--serve", str(port)])

@@ -1,4 +1,11 @@
-"""Call a monitor with a timeout and bounded retries; never let it take the gateway down."""
+"""Call a monitor with a timeout and bounded retries; never let it take the gateway down.
+
+Two kinds of failure are told apart. One that is about *this trajectory* (an unparseable
+reply, a refused request, a bug) is retried ``MONITOR_RETRIES`` times, then becomes an
+error verdict. One that says the *backend is unavailable* (refused connection, 5xx,
+timeouts across calls) feeds the circuit breaker: once it opens, the call waits for the
+backend to come back instead of spending its retries, and is judged late.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .monitors.base import InlineMonitor, Judgement, Monitor
+from .breaker import BackendOutage, CircuitBreaker
+from .limits import Limiter
+from .monitors.base import InlineMonitor, Judgement, Monitor, MonitorUnavailable
 from .schema import Trajectory
 
 log = logging.getLogger(__name__)
@@ -106,21 +115,66 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """What stands between the gateway and an asynchronous monitor's backend: how many
+    calls may be in flight, and whether it is answering at all."""
+
+    limiter: Limiter
+    breaker: CircuitBreaker
+
+
+UNAVAILABLE = (MonitorUnavailable, ConnectionError, TimeoutError)
+
+
 async def call_monitor(
-    monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy, deadlines: Deadlines
+    monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy, deadlines: Deadlines,
+    backend: Backend,
 ) -> Judgement | MonitorFailure:
-    reason = ""
-    for attempt in range(policy.retries + 1):
-        if attempt:
-            await asyncio.sleep(policy.delay(attempt - 1))
+    attempts, reason = 0, ""
+    while True:
         try:
-            with deadlines.limit(policy.timeout):
-                judgement = await monitor.judge(trajectory)
-            return _checked(judgement)
-        except TimeoutError:
-            reason = f"timed out after {policy.timeout:g}s"
+            probe = await backend.breaker.admit()
+        except BackendOutage as exc:
+            return MonitorFailure(f"{exc}; last error: {reason}", attempts=attempts)
+        try:
+            judgement = await _attempt(monitor, trajectory, policy, deadlines, backend.limiter)
+        except UNAVAILABLE as exc:
+            reason = f"timed out after {policy.timeout:g}s" if isinstance(exc, TimeoutError) \
+                else _describe(exc)
+            if not backend.breaker.unavailable(probe, reason):
+                continue  # the backend is out: wait for it, this call's retries are kept
         except Exception as exc:  # a monitor's failure is data, never a crash
+            backend.breaker.answered()
             reason = _describe(exc)
-        log.warning("monitor attempt %d failed: %s", attempt + 1, reason)
-    return MonitorFailure(reason=f"{reason} (after {policy.retries + 1} attempts)",
-                          attempts=policy.retries + 1)
+        except asyncio.CancelledError:
+            backend.breaker.abandoned(probe)
+            raise
+        else:
+            backend.breaker.answered()
+            return judgement
+        attempts += 1
+        log.warning("monitor attempt %d failed: %s", attempts, reason)
+        if attempts > policy.retries:
+            return MonitorFailure(reason=f"{reason} (after {attempts} attempts)",
+                                  attempts=attempts)
+        await asyncio.sleep(policy.delay(attempts - 1))
+
+
+async def _attempt(monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy,
+                   deadlines: Deadlines, limiter: Limiter) -> Judgement:
+    """One call within the concurrency limit, its latency given back to the limit (a timeout
+    as the full timeout: the backend is slower than we allow)."""
+    probe = await limiter.acquire()
+    started = time.perf_counter()
+    rtt: float | None = None
+    try:
+        with deadlines.limit(policy.timeout):
+            judgement = _checked(await monitor.judge(trajectory))
+        rtt = time.perf_counter() - started
+        return judgement
+    except TimeoutError:
+        rtt = policy.timeout
+        raise
+    finally:
+        limiter.release(probe, rtt)

@@ -27,6 +27,7 @@ from replay.report import print_report, write_samples
 from .config import Measured, MonitorConfig, load_config
 from .embedded import BrokerError, EmbeddedBroker, create_topics
 from .gateway import Gateway, run_until_signalled, tune_gc
+from .logs import install_repeat_filter
 from .monitors import ClassifierMonitor, Monitor, build_monitor
 from .monitors.classifier import LinearModel
 from .monitors.training import TrainingUnavailable, evaluate, fit
@@ -65,6 +66,7 @@ def _logging(level: str) -> None:
     logging.basicConfig(level=logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("monitor_gateway").setLevel(level.upper())
+    install_repeat_filter()  # an outage is a few lines with counts, not a flood
 
 
 def _topics(settings: KafkaSettings, partitions: int) -> dict[str, int]:

@@ -17,7 +17,7 @@ import gc
 import logging
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -27,31 +27,36 @@ from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaError
 from faststream.kafka import KafkaBroker
 from faststream.kafka.annotations import KafkaMessage
+from faststream.kafka.message import FAKE_CONSUMER
+from faststream.kafka.message import KafkaMessage as KafkaStreamMessage
 from faststream.kafka.prometheus import KafkaPrometheusMiddleware
 from faststream.message import StreamMessage
 from faststream.middlewares import AckPolicy
 from opentelemetry.trace import Span
 from prometheus_client import CollectorRegistry
 
-from .calling import Deadlines, MonitorFailure, RetryPolicy, call_monitor, judge_inline
+from .breaker import CircuitBreaker
+from .calling import (
+    Backend,
+    Deadlines,
+    MonitorFailure,
+    RetryPolicy,
+    call_monitor,
+    judge_inline,
+)
 from .config import load_config
 from .evidence import ground
-from .ingest import (
-    REPLAY_HEADERS,
-    Rejection,
-    dead_letter,
-    decode_headers,
-    parse_trajectory,
-    replay_tag,
-)
+from .ingest import Rejection, dead_letter, parse_trajectory, read_replay
+from .limits import Limiter
+from .logs import Outage
 from .metrics import Metrics, serve_http
 from .monitors.base import Closeable, InlineMonitor, Judgement, Monitor
 from .offsets import OffsetTracker, Ticket
-from .publish import Outgoing, Publisher
+from .publish import TOO_LARGE, Outgoing, Publisher
 from .schema import MonitorCard, Trajectory, Verdict, utcnow
 from .settings import GatewaySettings
 from .tracing import Tracing, from_settings
-from .verdict import Thresholds, build_verdict
+from .verdict import Thresholds, build_verdict, fit
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +69,23 @@ class Work(NamedTuple):
     received_at: datetime
     started: float
     span: Span | None
+
+
+def raw_batch(records: tuple[ConsumerRecord[bytes, bytes], ...]) -> KafkaStreamMessage:
+    """FastStream's parser for the input batch. Its own decodes every header value as
+    strict UTF-8 and drops the whole batch on the first that is not; and it reads
+    ``reply_to`` from the headers, which would let any producer make the gateway publish
+    to a topic of its choosing. This one decodes nothing and never fails: ingest reads
+    each record, tolerantly, once."""
+    first, last = records[0], records[-1]
+    return KafkaStreamMessage(
+        body=[record.value or b"" for record in records],  # sizes for the Prometheus middleware
+        headers={},
+        reply_to="",
+        message_id=f"{first.offset}-{last.offset}-{first.timestamp}",
+        raw_message=records,
+        consumer=FAKE_CONSUMER,  # never used: AckPolicy.MANUAL, offsets are ours
+    )
 
 
 class Gateway:
@@ -94,13 +116,23 @@ class Gateway:
             default=config.thresholds.get("default", settings.threshold),
             by_category={k: v for k, v in config.thresholds.items() if k != "default"},
         )
-        # CONCURRENCY bounds monitor calls; MAX_PENDING bounds everything fetched and not yet
-        # acknowledged, so waiting for the broker's ack never holds a monitor slot.
-        self._monitor_slots = asyncio.Semaphore(settings.concurrency)
+        # MAX_PENDING bounds everything fetched and not yet acknowledged; the backend's
+        # limiter bounds monitor calls (CONCURRENCY is its ceiling), so waiting for the
+        # broker's ack never holds a monitor slot
         self._pending = asyncio.Semaphore(max(settings.max_pending, settings.concurrency))
+        self.backend = Backend(
+            Limiter(settings.concurrency,
+                    adaptive=settings.adaptive_concurrency and self._inline is None,
+                    on_change=self.metrics.concurrency_limit.set),
+            CircuitBreaker(threshold=settings.breaker_failures, budget=settings.outage_budget,
+                           wait=settings.outage_policy == "wait"),
+        )
+        self._paused = False
+        self._stuck: set[Ticket] = set()  # records a fault of ours left without an outcome
         self._tasks: set[asyncio.Task[None]] = set()
         self._draining = False
         self._commit_task: asyncio.Task[None] | None = None
+        self._commits = Outage("Kafka broker (committing offsets)", log)
         self._http: web.AppRunner | None = None
         self.publisher = Publisher(settings)
         self.tracing = tracing or from_settings(settings)
@@ -125,6 +157,7 @@ class Gateway:
             batch=True,
             max_records=settings.fetch_max_records,
             ack_policy=AckPolicy.MANUAL,  # never commit on receipt: the tracker commits
+            no_reply=True,  # the gateway writes to its verdict and dead-letter topics only
             auto_offset_reset=settings.auto_offset_reset,
             listener=_CommitOnRevoke(self),
             max_partition_fetch_bytes=max(1024 * 1024, settings.max_message_bytes + 1024),
@@ -137,7 +170,7 @@ class Gateway:
         async def raw(message: StreamMessage[Any]) -> None:
             """No decoding: FastStream would JSON-decode every record; ingest does it once."""
 
-        self._subscriber(on_batch, decoder=raw)
+        self._subscriber(on_batch, parser=raw_batch, decoder=raw)
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -184,60 +217,86 @@ class Gateway:
         await asyncio.to_thread(self.tracing.shutdown)  # flushes spans over the network
 
     async def healthy(self) -> bool:
-        """Connected and consuming: the consume loop runs and the broker answers."""
+        """Connected and consuming: the consume loop runs, the broker answers, and no fault
+        of ours has left a record without an outcome."""
         if self._draining or not self._subscriber.running or self._subscriber.consumer is None:
+            return False
+        if self._stuck:
             return False
         return bool(await self.broker.ping(timeout=2.0))
 
     # --- data path -----------------------------------------------------------------------
 
     async def _dispatch(self, records: tuple[ConsumerRecord[bytes, bytes], ...]) -> None:
-        """Runs on the fetch loop. A synchronous monitor (rules, classifier) judges right
-        here; an asynchronous one (an LLM call) gets a task, so records of one partition
-        are judged concurrently. Either way nobody waits here for the broker's ack."""
-        for record in records:
+        """Runs on the fetch loop. Every record of the batch is registered with the offset
+        tracker first, so that nothing below can let a commit pass a record that has no
+        outcome yet. A synchronous monitor (rules, classifier) judges right here; an
+        asynchronous one (an LLM call) gets a task, so records of one partition are judged
+        concurrently. Either way nobody waits here for the broker's ack."""
+        tickets = [self.tracker.start(TopicPartition(r.topic, r.partition), r.offset)
+                   for r in records]
+        for record, ticket in zip(records, tickets, strict=True):
             # Backpressure: the fetch loop waits here for room, and is the only waiter, so
             # a slow monitor or broker stalls fetching instead of piling up work.
             await self._pending.acquire()
             if self._draining:
                 self._pending.release()
                 return
-            ticket = self.tracker.start(TopicPartition(record.topic, record.partition),
-                                        record.offset)
-            work = Work(record, ticket, utcnow(), time.perf_counter(), self.tracing.consume(record))
-            parsed = parse_trajectory(record.value, self.settings.max_message_bytes)
-            if isinstance(parsed, Rejection):
-                await self._dead_letter(work, parsed)
-            elif self._inline is not None:
-                span = self.tracing.monitor(work.span, self.monitor.card)
-                outcome = judge_inline(self._inline, parsed)
-                self.tracing.judged(span, outcome)
-                await self._verdict(work, parsed, outcome, time.perf_counter() - work.started)
-            else:
-                await self._monitor_slots.acquire()
-                task = asyncio.create_task(self._judge(work, parsed))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+            work = Work(record, ticket, utcnow(), time.perf_counter(),
+                        self.tracing.consume(record))
+            try:
+                await self._start(work)
+            except Exception as exc:  # a bug of ours: loud, counted, and the record still ends
+                await self._fault(work, exc)
+
+    async def _start(self, work: Work) -> None:
+        parsed = parse_trajectory(work.record.value, self.settings.max_message_bytes)
+        if isinstance(parsed, Rejection):
+            await self._dead_letter(work, parsed)
+        elif self._inline is not None:
+            span = self.tracing.monitor(work.span, self.monitor.card)
+            outcome = judge_inline(self._inline, parsed)
+            self.tracing.judged(span, outcome)
+            await self._verdict(work, parsed, outcome, time.perf_counter() - work.started)
+        else:
+            task = asyncio.create_task(self._judge(work, parsed))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _fault(self, work: Work, exc: Exception) -> None:
+        """A fault of the gateway's own on one record: logged with its traceback, counted,
+        and the record dead-lettered with the reason. If even that fails, the record stays
+        unfinished: its partition's commits stop there and ``/health`` answers 503."""
+        record = work.record
+        log.error("internal error on %s/%d/%d", record.topic, record.partition, record.offset,
+                  exc_info=exc)
+        self.metrics.internal_errors.inc()
+        self._stuck.add(work.ticket)
+        try:
+            await self._dead_letter(work, Rejection(
+                "internal_error", f"gateway error: {type(exc).__name__}: {exc}"))
+        except Exception:
+            log.exception("cannot dead-letter %s/%d/%d either; its partition's commits wait "
+                          "for a restart", record.topic, record.partition, record.offset)
 
     async def _judge(self, work: Work, trajectory: Trajectory) -> None:
-        """An asynchronous monitor call, holding a monitor slot until it has answered."""
-        span = self.tracing.monitor(work.span, self.monitor.card)
+        """An asynchronous monitor call, within the backend's concurrency limit."""
         try:
+            span = self.tracing.monitor(work.span, self.monitor.card)
             called = time.perf_counter()
             with self.tracing.current(span):
                 outcome = await call_monitor(self.monitor, trajectory, self.retry,
-                                             self.deadlines)
-            seconds = time.perf_counter() - called
-        finally:
-            self._monitor_slots.release()
-        self.tracing.judged(span, outcome)
-        await self._verdict(work, trajectory, outcome, seconds)
+                                             self.deadlines, self.backend)
+            self.tracing.judged(span, outcome)
+            await self._verdict(work, trajectory, outcome, time.perf_counter() - called)
+        except Exception as exc:
+            await self._fault(work, exc)
 
     async def _verdict(self, work: Work, trajectory: Trajectory,
                        outcome: Judgement | MonitorFailure, monitor_seconds: float) -> None:
         record = work.record
         # the replay headers are read here, after the monitor: it never sees them
-        tag = replay_tag(decode_headers(record.headers)) if record.headers else None
+        tag, echoed = read_replay(record.headers)
 
         def build(outcome: Judgement | MonitorFailure) -> Verdict:
             return build_verdict(
@@ -269,10 +328,29 @@ class Gateway:
             self.metrics.end_to_end_latency.observe(
                 max(0.0, time.time() - record.timestamp / 1000))
 
-        echoed = [(k, v or b"") for k, v in record.headers if k in REPLAY_HEADERS]
-        await self._publish(Outgoing(self.settings.verdict_topic,
-                                     verdict.model_dump_json().encode(),
-                                     trajectory.id.encode(), echoed), work, acknowledged)
+        await self._publish(self._verdict_message(verdict, echoed, work, acknowledged), work)
+
+    def _verdict_message(self, verdict: Verdict, headers: list[tuple[str, bytes]], work: Work,
+                         acknowledged: Callable[[], None]) -> Outgoing:
+        """The verdict as a message; if the broker refuses it as too large, it is cut to fit
+        (each refusal halves the target), and once nothing is left to cut it becomes a dead
+        letter: the partition never stalls on it."""
+        value = verdict.model_dump_json().encode()
+
+        def smaller() -> Outgoing | None:
+            target = min(self.publisher.max_bytes - ENVELOPE, len(value) // 2)
+            fitted = fit(verdict, target)
+            if fitted is None:
+                self.metrics.verdicts_cut.labels(outcome="dead_letter").inc()
+                return self._dead_letter_message(work, Rejection(
+                    "verdict_too_large",
+                    f"the verdict of {verdict.trajectory_id!r} ({len(value)} bytes) was "
+                    "refused as too large even without metadata, rationale and evidence"))
+            self.metrics.verdicts_cut.labels(outcome="cut").inc()
+            return self._verdict_message(fitted, headers, work, acknowledged)
+
+        return Outgoing(self.settings.verdict_topic, value, verdict.trajectory_id.encode(),
+                        headers, acknowledged, smaller)
 
     def _labelled(self, card: MonitorCard) -> MonitorCard:
         """The card with the monitor's last measured figures added to its label (made once
@@ -292,57 +370,104 @@ class Gateway:
 
     async def _dead_letter(self, work: Work, why: Rejection) -> None:
         record = work.record
-        letter = dead_letter(
-            why, topic=record.topic, partition=record.partition, offset=record.offset,
-            key=record.key, value=record.value,
-        )
         log.info("dead letter %s at %s/%d/%d: %s", why.error, record.topic, record.partition,
                  record.offset, why.detail)
         self.tracing.rejected(work.span, why.error)
-        await self._publish(
-            Outgoing(self.settings.dlq_topic, letter.model_dump_json().encode(), record.key, []),
-            work, self._count_invalid)
+        await self._publish(self._dead_letter_message(work, why), work)
+
+    def _dead_letter_message(self, work: Work, why: Rejection,
+                             value_max: int | None = None) -> Outgoing:
+        """The dead letter as a message; if refused as too large, its copy of the input is
+        halved until it fits, then left out (``value_truncated`` says so)."""
+        record = work.record
+        letter = dead_letter(why, topic=record.topic, partition=record.partition,
+                             offset=record.offset, key=record.key, value=record.value,
+                             **({"value_max": value_max} if value_max is not None else {}))
+        kept = len(record.value or b"") if value_max is None else value_max
+
+        def smaller() -> Outgoing | None:
+            return self._dead_letter_message(work, why, kept // 2) if kept else None
+
+        return Outgoing(self.settings.dlq_topic, letter.model_dump_json().encode(), record.key,
+                        [], self._count_invalid, smaller)
 
     def _count_invalid(self) -> None:
         self.metrics.trajectories.labels(outcome="invalid").inc()
 
-    async def _publish(self, message: Outgoing, work: Work,
-                       acknowledged: Callable[[], None]) -> None:
+    async def _publish(self, message: Outgoing, work: Work) -> None:
         """Hand the message to the producer. When the broker acknowledges it, it is counted
-        and its input offset may be committed; if the broker refuses it, it is sent again,
-        for an unacknowledged input is never committed."""
+        and its input offset may be committed. If the broker refuses it as too large, a
+        smaller one is sent instead; if it fails otherwise, it is sent again, for an
+        unacknowledged input is never committed."""
         span, message = self.tracing.publish(work.span, message)
-        delivery = await self.publisher.enqueue(message)
+        try:
+            delivery = await self.publisher.enqueue(message)
+        except TOO_LARGE as exc:
+            self.tracing.end(span, error=str(exc))
+            self._later(self._resend(message, work, exc))
+            return
 
         def delivered(future: asyncio.Future[object]) -> None:
             if future.cancelled() or future.exception() is not None:
                 reason = "cancelled" if future.cancelled() else future.exception()
-                log.warning("publish to %s failed (%s); sending again", message.topic, reason)
                 self.tracing.end(span, error=str(reason))
-                task = asyncio.create_task(self._republish(message, work, acknowledged))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self._later(self._resend(message, work, reason))
                 return
+            self.publisher.outage.succeeded()
             self.tracing.end(span)
             self.tracing.end(work.span)
-            acknowledged()
+            if message.acknowledged is not None:
+                try:
+                    message.acknowledged()
+                except Exception:  # metrics must never keep a record from finishing
+                    log.exception("cannot count an acknowledged message")
+                    self.metrics.internal_errors.inc()
             self.tracker.done(work.ticket)
+            self._stuck.discard(work.ticket)
             self._pending.release()
 
         delivery.add_done_callback(delivered)
 
-    async def _republish(self, message: Outgoing, work: Work,
-                         acknowledged: Callable[[], None]) -> None:
+    async def _resend(self, message: Outgoing, work: Work, reason: object) -> None:
+        if isinstance(reason, TOO_LARGE) and message.smaller is not None:
+            replacement = message.smaller()
+            if replacement is not None:
+                log.warning("%d bytes for %s refused as too large; sending a smaller message",
+                            len(message.value), message.topic)
+                await self._publish(replacement, work)
+                return
+        self.publisher.outage.failed(reason)
         await asyncio.sleep(self.publisher.backoff())
-        await self._publish(message, work, acknowledged)
+        await self._publish(message, work)
+
+    def _later(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # --- offsets -------------------------------------------------------------------------
 
     async def _commit_loop(self) -> None:
         while True:
             await asyncio.sleep(self.settings.commit_interval)
+            self._follow_backend()
             await self._commit()
             await self._observe_lag()
+
+    def _follow_backend(self) -> None:
+        """Stop fetching while the monitor backend is out and the outage is waited for
+        (records wait uncommitted and lag grows, so the lag alert fires); fetch again once
+        it answers, or once the outage budget is spent and the fail policy applies."""
+        consumer = self._subscriber.consumer
+        hold = self.backend.breaker.holding() and not self._draining
+        if consumer is None or hold == self._paused:
+            return
+        self._paused = hold
+        if hold:
+            consumer.pause(*consumer.assignment())
+        else:
+            consumer.resume(*consumer.assignment())
+        self.metrics.backend_available.set(0 if hold else 1)
 
     async def _commit(self, only: set[TopicPartition] | None = None) -> None:
         consumer = self._subscriber.consumer
@@ -358,11 +483,11 @@ class Gateway:
             return
         try:
             await consumer.commit(positions)
-        except KafkaError as exc:  # a rebalance in progress: the next owner re-reads
-            log.warning("offset commit failed: %s", exc)
+        except KafkaError as exc:  # a rebalance or an outage: the next commit catches up
+            self._commits.failed(exc)
             return
+        self._commits.succeeded()
         self.tracker.committed(positions)
-
 
     async def _observe_lag(self) -> None:
         """Per partition: the end offset (from the last fetch) minus where a restart would
@@ -383,6 +508,10 @@ class Gateway:
             self.metrics.observe_lag(tp.topic, tp.partition, max(0, end - resume))
 
 
+# room for the key, headers and record framing around a verdict's JSON
+ENVELOPE = 2048
+
+
 class _CommitOnRevoke(ConsumerRebalanceListener):  # type: ignore[misc]
     """Commit finished work before partitions move, then forget them."""
 
@@ -397,6 +526,9 @@ class _CommitOnRevoke(ConsumerRebalanceListener):  # type: ignore[misc]
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         log.info("assigned %s", sorted(f"{tp.topic}/{tp.partition}" for tp in assigned))
+        consumer = self._gateway._subscriber.consumer
+        if self._gateway._paused and consumer is not None:  # still waiting out an outage
+            consumer.pause(*assigned)
 
 
 def tune_gc() -> None:

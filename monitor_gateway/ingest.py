@@ -66,11 +66,28 @@ def replay_tag(headers: dict[str, str]) -> ReplayTag | None:
     )
 
 
-def decode_headers(raw: Sequence[tuple[str, bytes | None]]) -> dict[str, str]:
-    """Kafka headers as text; a header that is not UTF-8 is kept with replacement marks."""
+def read_replay(
+    raw: Sequence[tuple[str, bytes | None]],
+) -> tuple[ReplayTag | None, list[tuple[str, bytes]]]:
+    """The replay tag of a record and the headers its verdict echoes.
+
+    Header values are bytes in Kafka and any producer may send any: a value that is null or
+    not UTF-8 is treated as absent, so a verdict never claims a replay run it cannot read.
+    Headers are echoed only with a valid tag, and only those that were read."""
     if not raw:
-        return {}
-    return {k: (v or b"").decode("utf-8", errors="replace") for k, v in raw}
+        return None, []
+    readable: dict[str, str] = {}
+    echoed: list[tuple[str, bytes]] = []
+    for key, value in raw:
+        if key not in REPLAY_HEADERS or value is None:
+            continue
+        try:
+            readable[key] = value.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        echoed.append((key, value))
+    tag = replay_tag(readable)
+    return (tag, echoed) if tag is not None else (None, [])
 
 
 def dead_letter(
@@ -81,6 +98,7 @@ def dead_letter(
     offset: int,
     key: bytes | None,
     value: bytes | None,
+    value_max: int = DEAD_LETTER_VALUE_MAX,
 ) -> DeadLetter:
     return DeadLetter(
         error=rejection.error,
@@ -89,8 +107,8 @@ def dead_letter(
         partition=partition,
         offset=offset,
         key=key.decode("utf-8", errors="replace") if key is not None else None,
-        value_b64=base64.b64encode((value or b"")[:DEAD_LETTER_VALUE_MAX]).decode("ascii"),
+        value_b64=base64.b64encode((value or b"")[:value_max]).decode("ascii"),
         at=utcnow(),
         value_bytes=len(value or b""),
-        value_truncated=len(value or b"") > DEAD_LETTER_VALUE_MAX,
+        value_truncated=len(value or b"") > value_max,
     )

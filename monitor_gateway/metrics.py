@@ -72,6 +72,29 @@ class Metrics:
             ["topic", "partition"], registry=registry,
         )
 
+        # extensions (README: "Metrics beyond the contract")
+        self.concurrency_limit = Gauge(
+            "monitor_gateway_concurrency_limit",
+            "Monitor calls allowed in flight now: the adaptive limit, CONCURRENCY its ceiling.",
+            registry=registry,
+        )
+        self.backend_available = Gauge(
+            "monitor_gateway_backend_available",
+            "0 while the monitor backend is out and the gateway waits for it (fetching "
+            "paused), else 1.", registry=registry,
+        )
+        self.backend_available.set(1)
+        self.internal_errors = Counter(
+            "monitor_gateway_internal_errors",
+            "Faults of the gateway's own on a record (each one logged with its traceback).",
+            registry=registry,
+        )
+        self.verdicts_cut = Counter(
+            "monitor_gateway_verdicts_cut",
+            "Verdicts refused as too large: cut to fit, or dead-lettered.", ["outcome"],
+            registry=registry,
+        )
+
     def observe_lag(self, topic: str, partition: int, lag: int) -> None:
         self.consumer_lag.labels(topic, str(partition)).set(lag)
 

@@ -25,7 +25,10 @@ CATEGORIES: tuple[Category, ...] = ("safety_permission", "sycophancy_bias", "spe
 Severity = Literal["low", "medium", "high"]
 TaskType = Literal["qa", "code", "reasoning", "agent"]
 ReplayLabel = Literal["misbehavior", "benign"]
-DeadLetterError = Literal["invalid_json", "invalid_utf8", "invalid_schema", "too_large"]
+# the last two are extensions (README): a verdict that cannot be made to fit the broker's
+# message size, and a fault of the gateway's own on one record
+DeadLetterError = Literal["invalid_json", "invalid_utf8", "invalid_schema", "too_large",
+                          "verdict_too_large", "internal_error"]
 
 
 def _iso_millis(value: datetime) -> str:
@@ -150,6 +153,9 @@ class Verdict(BaseModel):
     received_at: Timestamp
     decided_at: Timestamp
     latency_ms: Latency
+    # extension: what was cut so that the verdict fits the broker's message size, e.g.
+    # ["metadata", "evidence[2].quote"]; null when nothing was
+    cut: list[str] | None = None
 
 
 class DeadLetter(BaseModel):

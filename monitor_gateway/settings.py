@@ -109,6 +109,13 @@ class GatewaySettings(KafkaSettings):
     fetch_max_records: int = Field(default=500, ge=1)
     max_pending: int = Field(default=4096, ge=1)
     linger_ms: int = Field(default=5, ge=0)
+    # the producer's size limit: a verdict over it is cut to fit (README: "Faults")
+    max_publish_bytes: int = Field(default=1024 * 1024, ge=4096)
+    # monitor backend outages (README: "Faults"): wait them out, or fail fast
+    outage_policy: Literal["wait", "fail"] = "wait"
+    outage_budget: float = Field(default=600.0, ge=0)
+    breaker_failures: int = Field(default=5, ge=1)
+    adaptive_concurrency: bool = True
     otlp_endpoint: str | None = None  # OTLP/HTTP collector base URL; unset: no tracing
 
 

@@ -62,3 +62,50 @@ def build_verdict(
         rationale=outcome.rationale,
         **common,
     )
+
+
+QUOTE_KEPT = 256  # characters of a quote kept when a verdict must shrink
+
+
+def fit(verdict: Verdict, limit: int) -> Verdict | None:
+    """The verdict made to fit ``limit`` bytes of JSON, naming in ``cut`` what was cut:
+    first ``metadata``, then ``rationale``, then every quote over ``QUOTE_KEPT`` characters
+    (kept as its prefix, ``end`` moved so that ``text[start:end] == quote`` still holds),
+    then the whole evidence list. None when even that is too large."""
+    for shrink in (_without_metadata, _without_rationale, _short_quotes, _without_evidence):
+        if _size(verdict) <= limit:
+            return verdict
+        update, cut = shrink(verdict)
+        if cut:
+            verdict = verdict.model_copy(update={**update, "cut": [*(verdict.cut or []), *cut]})
+    return verdict if _size(verdict) <= limit else None
+
+
+Shrunk = tuple[dict[str, object], list[str]]
+
+
+def _size(verdict: Verdict) -> int:
+    return len(verdict.model_dump_json().encode())
+
+
+def _without_metadata(verdict: Verdict) -> Shrunk:
+    return ({"metadata": {}}, ["metadata"]) if verdict.metadata else ({}, [])
+
+
+def _without_rationale(verdict: Verdict) -> Shrunk:
+    return ({"rationale": None}, ["rationale"]) if verdict.rationale else ({}, [])
+
+
+def _short_quotes(verdict: Verdict) -> Shrunk:
+    evidence, cut = [], []
+    for i, item in enumerate(verdict.evidence):
+        if len(item.quote) > QUOTE_KEPT:
+            end = item.start + QUOTE_KEPT if item.start is not None else None
+            item = item.model_copy(update={"quote": item.quote[:QUOTE_KEPT], "end": end})
+            cut.append(f"evidence[{i}].quote")
+        evidence.append(item)
+    return {"evidence": evidence}, cut
+
+
+def _without_evidence(verdict: Verdict) -> Shrunk:
+    return ({"evidence": []}, ["evidence"]) if verdict.evidence else ({}, [])

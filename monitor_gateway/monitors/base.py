@@ -30,6 +30,11 @@ class Judgement:
     stages: tuple[tuple[str, float], ...] = ()
 
 
+class MonitorUnavailable(Exception):
+    """Raised by a monitor whose backend did not answer (refused connection, 5xx, overload):
+    the gateway waits the outage out instead of giving this trajectory an error verdict."""
+
+
 @runtime_checkable
 class Monitor(Protocol):
     """Judges one trajectory. May raise or hang: the gateway bounds both."""

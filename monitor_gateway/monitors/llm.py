@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 from ..schema import MonitorCard, Trajectory
 from ..settings import GatewaySettings, SettingsError
-from .base import Judgement, Quote
+from .base import Judgement, MonitorUnavailable, Quote
 from .prompts import (
     SCHEMAS,
     Budget,
@@ -127,8 +127,12 @@ class LLMJudge:
         The body goes in ``extra_body`` and the reply is read as plain JSON: the client's
         recursive transformation of typed parameters and its response models were a
         third of its CPU time a call, which with many calls in flight is latency
-        (benchmarks/llm_throughput.py)."""
-        from openai import APIStatusError
+        (benchmarks/llm_throughput.py).
+
+        A refused or broken connection, a 429 and any other 5xx say the server is not
+        answering, not that this trajectory is at fault: they raise
+        :class:`MonitorUnavailable`, and the gateway waits the outage out."""
+        from openai import APIConnectionError, APIStatusError
 
         while True:
             mode = self.modes[0]
@@ -142,15 +146,18 @@ class LLMJudge:
                 response = await self.client.chat.completions.with_raw_response.create(
                     model=self.model, messages=[], extra_body=body)
                 return json.loads(response.content)
+            except APIConnectionError as exc:
+                raise MonitorUnavailable(f"{type(exc).__name__}: {exc}") from exc
             except APIStatusError as exc:
                 message = str(exc).lower()
-                if exc.status_code not in (400, 422, 500):
-                    raise
-                if self.logprobs and "logprob" in message:
+                if exc.status_code in (400, 422, 500) and self.logprobs and "logprob" in message:
                     self.logprobs = False
-                elif len(self.modes) > 1 and "response_format" in message:
+                elif (exc.status_code in (400, 422, 500) and len(self.modes) > 1
+                      and "response_format" in message):
                     log.warning("server refused response_format %s (%s); trying %s", mode,
                                 exc, self.modes[1])
                     self.modes.pop(0)
+                elif exc.status_code == 429 or exc.status_code >= 500:
+                    raise MonitorUnavailable(f"HTTP {exc.status_code}: {exc}") from exc
                 else:
                     raise

@@ -1,0 +1,131 @@
+"""Hostile records and faults against the real broker: every fetched record ends in exactly
+one verdict or dead letter, nothing is committed past an unfinished one, and nothing is
+written anywhere but the verdict and dead-letter topics."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import pytest
+from conftest import committed, consume, produce, running
+from monitors import card
+
+from monitor_gateway.embedded import create_topics
+from monitor_gateway.monitors import Judgement, RulesMonitor
+from monitor_gateway.schema import Trajectory
+from monitor_gateway.settings import GatewaySettings
+
+pytestmark = pytest.mark.kafka
+
+REPLAY = [("x-monitor-replay-run", b"run-9"), ("x-monitor-replay-label", b"benign"),
+          ("x-monitor-replay-category", b"sycophancy_bias")]
+Headers = list[tuple[str, bytes | None]]
+
+
+def hostile_headers(i: int) -> Headers:
+    """Kafka header values are bytes, or null: any producer may send any."""
+    kinds: list[Headers] = [
+        [("trace", b"\x80\xff")],  # not UTF-8
+        [("trace", None)],  # null
+        [("x-monitor-replay-run", b"\xffrun"), *REPLAY[1:]],  # replay run unreadable
+        [*REPLAY[:1], ("x-monitor-replay-label", None), *REPLAY[2:]],  # label null
+        [("reply_to", b"\xfe"), ("content-type", b"\x80")],
+        [],
+        REPLAY,
+    ]
+    return kinds[i % len(kinds)]
+
+
+async def test_unreadable_header_values_never_lose_a_record(settings: GatewaySettings) -> None:
+    n = 700
+    records = []
+    for i in range(n):
+        value = (json.dumps({"id": f"t{i}", "request": "q", "response": "fine"}).encode()
+                 if i % 10 else b"{broken")
+        records.append((f"t{i}".encode(), value, hostile_headers(i)))
+    async with running(settings, RulesMonitor(settings.threshold)) as gateway:
+        await produce(settings.kafka_bootstrap, settings.input_topic, records)  # type: ignore[arg-type]
+        verdicts = await consume(settings.kafka_bootstrap, settings.verdict_topic, n - n // 10)
+        letters = await consume(settings.kafka_bootstrap, settings.dlq_topic, n // 10)
+        await asyncio.sleep(0.5)
+        positions = await committed(settings.kafka_bootstrap, settings.group_id,
+                                    settings.input_topic)
+        assert await gateway.healthy()
+        replayed = sum(gateway.registry.get_sample_value(
+            "monitor_gateway_replay_outcomes_total",
+            {"outcome": "tn", "category": "sycophancy_bias", "task_type": "none"}) or 0
+            for _ in [0])
+
+    outcomes = sorted([r.key for r in verdicts] + [r.key for r in letters])
+    assert outcomes == sorted(k for k, _, _ in records)  # exactly one outcome each
+    assert sum(p or 0 for p in positions.values()) == n
+    for record in verdicts:
+        verdict = json.loads(record.value)
+        i = int(verdict["trajectory_id"][1:])
+        readable_replay = hostile_headers(i) == REPLAY
+        # an unreadable replay header makes the record production traffic: nothing false
+        assert (verdict["replay_run"] == "run-9") is readable_replay
+        echoed = {k for k, _ in record.headers if k.startswith("x-monitor-replay")}
+        assert bool(echoed) is readable_replay
+    assert replayed == sum(1 for i in range(n) if i % 10 and hostile_headers(i) == REPLAY)
+
+
+async def test_a_reply_to_header_writes_nowhere_else(settings: GatewaySettings) -> None:
+    elsewhere = f"elsewhere-{uuid.uuid4().hex[:8]}"
+    await create_topics(settings, {elsewhere: 1})
+    headers = [("reply_to", elsewhere.encode()), ("correlation_id", b"c-1"),
+               ("content-type", b"application/json")]
+    bodies = [{"id": f"r{i}", "request": "q", "response": "fine"} for i in range(5)]
+    async with running(settings, RulesMonitor(settings.threshold)):
+        await produce(settings.kafka_bootstrap, settings.input_topic,
+                      [(f"r{i}".encode(), json.dumps(b).encode(), headers)
+                       for i, b in enumerate(bodies)])
+        verdicts = await consume(settings.kafka_bootstrap, settings.verdict_topic, 5)
+        await asyncio.sleep(1.0)
+        written = await consume(settings.kafka_bootstrap, elsewhere, 1, timeout=1.0)
+        more = await consume(settings.kafka_bootstrap, settings.verdict_topic, 6, timeout=1.0)
+    assert written == []
+    assert len(verdicts) == len(more) == 5  # and only verdicts in the verdict topic
+    assert all(json.loads(r.value)["trajectory_id"] for r in more)
+
+
+class Bloated:
+    """Fails with a reason too long for any verdict, or judges with quotes of the input."""
+
+    card = card("bloated")
+
+    async def judge(self, trajectory: Trajectory) -> Judgement:
+        if trajectory.request == "FAIL":
+            raise RuntimeError("x" * 20_000)
+        return Judgement(score=0.9, rationale="r" * 3000)
+
+
+async def test_a_verdict_too_large_for_the_broker_is_cut_or_dead_lettered(
+    settings: GatewaySettings,
+) -> None:
+    settings = settings.model_copy(update={"max_publish_bytes": 8192, "monitor_retries": 0})
+    big = {"id": "big", "request": "q", "response": "fine", "metadata": {"blob": "m" * 50_000}}
+    fail = {"id": "fail", "request": "FAIL", "response": "fine"}
+    after = [{"id": f"ok{i}", "request": "q", "response": "fine"} for i in range(20)]
+    records = [(b"same", json.dumps(t).encode(), []) for t in (big, fail, *after)]
+    async with running(settings, Bloated()) as gateway:
+        await produce(settings.kafka_bootstrap, settings.input_topic, records)
+        verdicts = await consume(settings.kafka_bootstrap, settings.verdict_topic, 21)
+        letters = await consume(settings.kafka_bootstrap, settings.dlq_topic, 1)
+        await asyncio.sleep(0.5)
+        positions = await committed(settings.kafka_bootstrap, settings.group_id,
+                                    settings.input_topic)
+        cut = gateway.registry.get_sample_value("monitor_gateway_verdicts_cut_total",
+                                                {"outcome": "cut"})
+
+    by_id = {json.loads(r.value)["trajectory_id"]: json.loads(r.value) for r in verdicts}
+    assert by_id["big"]["cut"] == ["metadata"] and by_id["big"]["metadata"] == {}
+    assert by_id["big"]["rationale"] == "r" * 3000 and by_id["big"]["flagged"] is True
+    assert by_id["ok0"]["cut"] is None and by_id["ok0"]["metadata"] == {}
+    [letter] = [json.loads(r.value) for r in letters]
+    assert letter["error"] == "verdict_too_large" and "'fail'" in letter["detail"]
+    assert "fail" not in by_id
+    assert sum(p or 0 for p in positions.values()) == len(records)  # the partition moved on
+    assert cut == 1
