@@ -132,7 +132,9 @@ class Gateway:
         self._tasks: set[asyncio.Task[None]] = set()
         self._draining = False
         self._commit_task: asyncio.Task[None] | None = None
-        self._commits = Outage("Kafka broker (committing offsets)", log)
+        self._commits = Outage("offset commits", log)
+        self._reachable = Outage("Kafka broker connection", log)
+        self._watched = 0.0
         self._http: web.AppRunner | None = None
         self.publisher = Publisher(settings)
         self.tracing = tracing or from_settings(settings)
@@ -453,6 +455,18 @@ class Gateway:
             self._follow_backend()
             await self._commit()
             await self._observe_lag()
+            await self._watch_broker()
+
+    async def _watch_broker(self, every: float = 2.0) -> None:
+        """One line when the broker stops answering and one when it answers again, with
+        how long it was gone: the Kafka client's own per-attempt errors are held back."""
+        if time.monotonic() - self._watched < every:
+            return
+        self._watched = time.monotonic()
+        if await self.broker.ping(timeout=1.0):
+            self._reachable.succeeded()
+        else:
+            self._reachable.failed("no answer to a metadata request")
 
     def _follow_backend(self) -> None:
         """Stop fetching while the monitor backend is out and the outage is waited for

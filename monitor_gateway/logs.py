@@ -62,11 +62,11 @@ class Outage:
         if self.since is None:
             self.since = self._clock()
             self.failures = 0
-            self._log.warning("%s unreachable (%s); retrying", self.what, reason)
+            self._log.warning("%s failing (%s); retrying", self.what, reason)
         self.failures += 1
 
     def succeeded(self) -> None:
         if self.since is not None:
-            self._log.warning("%s reachable again after %.1fs (%d failed attempts)", self.what,
+            self._log.warning("%s working again after %.1fs (%d failed attempts)", self.what,
                               self._clock() - self.since, self.failures)
             self.since = None

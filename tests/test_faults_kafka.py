@@ -129,3 +129,40 @@ async def test_a_verdict_too_large_for_the_broker_is_cut_or_dead_lettered(
     assert "fail" not in by_id
     assert sum(p or 0 for p in positions.values()) == len(records)  # the partition moved on
     assert cut == 1
+
+
+async def test_a_fault_of_ours_is_loud_and_the_record_still_ends(
+    settings: GatewaySettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import monitor_gateway.gateway as gateway_module
+
+    real = gateway_module.parse_trajectory
+
+    def broken(value: bytes | None, max_bytes: int) -> object:
+        if value and b"POISON" in value:
+            raise RuntimeError("parser exploded")
+        return real(value, max_bytes)
+
+    monkeypatch.setattr(gateway_module, "parse_trajectory", broken)
+    records = [(f"k{i}".encode(), json.dumps(
+        {"id": f"k{i}", "request": "POISON" if i == 3 else "q", "response": "a"}).encode(), [])
+        for i in range(10)]
+    async with running(settings, RulesMonitor(settings.threshold)) as gateway:
+        await produce(settings.kafka_bootstrap, settings.input_topic, records)
+        verdicts = await consume(settings.kafka_bootstrap, settings.verdict_topic, 9)
+        letters = await consume(settings.kafka_bootstrap, settings.dlq_topic, 1)
+        await asyncio.sleep(0.5)
+        positions = await committed(settings.kafka_bootstrap, settings.group_id,
+                                    settings.input_topic)
+        faults = gateway.registry.get_sample_value("monitor_gateway_internal_errors_total")
+        healthy = await gateway.healthy()
+
+        gateway._stuck.add(gateway.tracker.start(  # a record a fault left with no outcome
+            gateway_module.TopicPartition(settings.input_topic, 0), 10_000))
+        assert not await gateway.healthy()
+
+    [letter] = [json.loads(r.value) for r in letters]
+    assert letter["error"] == "internal_error"
+    assert letter["detail"] == "gateway error: RuntimeError: parser exploded"
+    assert len(verdicts) == 9 and faults == 1 and healthy
+    assert sum(p or 0 for p in positions.values()) == 10

@@ -42,6 +42,6 @@ def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(
         outage.succeeded()
         outage.succeeded()
     assert [r.getMessage() for r in caplog.records] == [
-        "Kafka broker unreachable (connection refused); retrying",
-        "Kafka broker reachable again after 12.0s (340 failed attempts)",
+        "Kafka broker failing (connection refused); retrying",
+        "Kafka broker working again after 12.0s (340 failed attempts)",
     ]
