@@ -1,22 +1,27 @@
 """End-to-end gateway throughput with the LLM judge against a slow OpenAI-compatible
-server (a separate process answering every call after 200 ms), per HTTP transport.
+server (a separate process answering every call after 200 ms), per HTTP transport, and the
+adaptive concurrency limit against it and against a server with a knee.
 
-Goal: at least 0.9 x CONCURRENCY / latency, e.g. 0.9 x 64 / 0.2 s = 288 verdicts/s.
+Goals: at least 0.9 x CONCURRENCY / latency, e.g. 0.9 x 64 / 0.2 s = 288 verdicts/s, with
+the adaptive limit on (the default); against a server with KNEE worker slots (calls beyond
+them queue), the adaptive limit settles near the knee instead of at the ceiling, at the
+same throughput and a fraction of the latency of a fixed CONCURRENCY.
 
-    python benchmarks/llm_throughput.py [--n 4000] [--concurrency 64]
+    python benchmarks/llm_throughput.py [--n 6000] [--concurrency 64] [--knee 16]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import subprocess
 import sys
 import time
 
 import uvloop
 from aiohttp import web
-from throughput import fill, fresh, output_rate
+from throughput import fill, fresh, output_stamps, per_second
 
 from monitor_gateway.embedded import EmbeddedBroker, free_port
 from monitor_gateway.gateway import Gateway, tune_gc
@@ -52,54 +57,82 @@ def serve(port: int, latency: float = LATENCY, knee: int | None = None) -> None:
 
 
 async def measure(bootstrap: str, base_url: str, n: int, concurrency: int,
-                  transport: str) -> float:
+                  transport: str = "aiohttp", adaptive: bool = True) -> tuple[float, float]:
+    """Verdicts a second over the whole run, and over its second half (past any ramp)."""
     settings = fresh(bootstrap, concurrency).model_copy(update={
         "monitor": "openai", "openai_base_url": base_url, "openai_model": "bench",
-        "openai_transport": transport, "structured_output": "none"})
+        "openai_transport": transport, "structured_output": "none",
+        "adaptive_concurrency": adaptive})
     await fill(settings, n)
     gateway = Gateway(settings, build_monitor(settings))
+    limits: list[float] = []
+
+    async def watch() -> None:
+        while True:
+            await asyncio.sleep(0.25)
+            limits.append(gateway.metrics.concurrency_limit._value.get())
+
     await gateway.start()
+    watcher = asyncio.create_task(watch())
     try:
-        rate = await output_rate(settings, n)
+        stamps = await output_stamps(settings, n)
     finally:
+        watcher.cancel()
         await gateway.stop()
     labels = {"backend": "openai"}
     calls = gateway.registry.get_sample_value(
         "monitor_gateway_monitor_latency_seconds_count", labels) or 1
     total = gateway.registry.get_sample_value(
         "monitor_gateway_monitor_latency_seconds_sum", labels) or 0
-    print(f"    mean monitor call {total / calls * 1000:.1f} ms")
-    return rate
+    half = limits[len(limits) // 2:] or [0.0]
+    print(f"    mean monitor call {total / calls * 1000:.1f} ms; limit over the second half "
+          f"of the run: {min(half):.0f}-{max(half):.0f} (median {statistics.median(half):.0f})")
+    return per_second(stamps), per_second(stamps[n // 2:])
 
 
-async def main(bootstrap: str, base_url: str, n: int, concurrency: int) -> None:
+async def main(bootstrap: str, base_url: str, knee_url: str, n: int, concurrency: int,
+               knee: int) -> None:
     tune_gc()
     ideal = concurrency / LATENCY
     print(f"LLM judge, server latency {LATENCY * 1000:.0f} ms, CONCURRENCY={concurrency}, "
           f"{n} trajectories: ideal {ideal:.0f}/s")
-    for transport in ("aiohttp", "httpx"):
-        rate = await measure(bootstrap, base_url, n, concurrency, transport)
-        print(f"  openai client on {transport:<8} {rate:7.1f} verdicts/s = {rate / ideal:.2f} "
-              f"x ideal" + ("  (target >= 0.90)" if transport == "aiohttp" else ""))
+    for transport, adaptive in (("aiohttp", True), ("aiohttp", False), ("httpx", True)):
+        rate, steady = await measure(bootstrap, base_url, n, concurrency, transport, adaptive)
+        print(f"  openai client on {transport:<8} {'adaptive' if adaptive else 'fixed':<8} "
+              f"{rate:6.1f}/s = {rate / ideal:.2f} x ideal over the run, {steady:6.1f}/s = "
+              f"{steady / ideal:.2f} over its second half"
+              + ("  (target >= 0.90)" if transport == "aiohttp" else ""))
+    capacity = knee / LATENCY
+    print(f"server with {knee} worker slots (calls beyond them queue): capacity "
+          f"{capacity:.0f}/s, CONCURRENCY={concurrency} as the ceiling")
+    for adaptive in (False, True):
+        rate, _ = await measure(bootstrap, knee_url, n // 2, concurrency, adaptive=adaptive)
+        print(f"  {'adaptive' if adaptive else 'fixed':<8} {rate:7.1f} verdicts/s = "
+              f"{rate / capacity:.2f} x capacity")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=4000)
+    parser.add_argument("--n", type=int, default=6000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--latency", type=float, default=LATENCY, help=argparse.SUPPRESS)
-    parser.add_argument("--knee", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--knee", type=int, default=16,
+                        help="worker slots of the second server")
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.latency, args.knee)
         sys.exit(0)
-    port = free_port()
-    server = subprocess.Popen([sys.executable, __file__, "--serve", str(port)])
+    port, knee_port = free_port(), free_port()
+    servers = [subprocess.Popen([sys.executable, __file__, "--serve", str(port), "--knee", "0"]),
+               subprocess.Popen([sys.executable, __file__, "--serve", str(knee_port),
+                                 "--knee", str(args.knee)])]
     time.sleep(1.5)
     try:
         with EmbeddedBroker() as broker:
-            uvloop.run(main(broker.bootstrap, f"http://127.0.0.1:{port}/v1", args.n,
-                            args.concurrency))
+            uvloop.run(main(broker.bootstrap, f"http://127.0.0.1:{port}/v1",
+                            f"http://127.0.0.1:{knee_port}/v1", args.n, args.concurrency,
+                            args.knee))
     finally:
-        server.terminate()
+        for server in servers:
+            server.terminate()

@@ -102,6 +102,15 @@ async def fill(settings: GatewaySettings, n: int) -> None:
 
 async def output_rate(settings: GatewaySettings, n: int, timeout: float = 300) -> float:
     """Records per second on the output topic, from their broker timestamps."""
+    return per_second(await output_stamps(settings, n, timeout))
+
+
+def per_second(stamps: list[int]) -> float:
+    return (len(stamps) - 1) / ((max(stamps) - min(stamps)) / 1000)
+
+
+async def output_stamps(settings: GatewaySettings, n: int, timeout: float = 300) -> list[int]:
+    """The broker timestamps (ms) of the first ``n`` records on the output topic, sorted."""
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, group_id=None,
                                 auto_offset_reset="earliest", fetch_max_bytes=16 * 1024 * 1024)
     await consumer.start()
@@ -116,7 +125,7 @@ async def output_rate(settings: GatewaySettings, n: int, timeout: float = 300) -
         await consumer.stop()
     if len(stamps) < n:
         raise RuntimeError(f"only {len(stamps)} of {n} outputs arrived")
-    return (n - 1) / ((max(stamps) - min(stamps)) / 1000)
+    return sorted(stamps)
 
 
 async def plain_loop(settings: GatewaySettings, n: int, same_work: bool) -> float:

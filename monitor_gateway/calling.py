@@ -130,15 +130,18 @@ UNAVAILABLE = (MonitorUnavailable, ConnectionError, TimeoutError)
 async def call_monitor(
     monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy, deadlines: Deadlines,
     backend: Backend,
-) -> Judgement | MonitorFailure:
-    attempts, reason = 0, ""
+) -> tuple[Judgement | MonitorFailure, float]:
+    """The judgement or the failure, and the seconds spent in the monitor's calls (retries
+    included; waiting for a slot or for the backend to come back is not monitor time)."""
+    attempts, reason, spent = 0, "", [0.0]
     while True:
         try:
             probe = await backend.breaker.admit()
         except BackendOutage as exc:
-            return MonitorFailure(f"{exc}; last error: {reason}", attempts=attempts)
+            return MonitorFailure(f"{exc}; last error: {reason}", attempts=attempts), spent[0]
         try:
-            judgement = await _attempt(monitor, trajectory, policy, deadlines, backend.limiter)
+            judgement = await _attempt(monitor, trajectory, policy, deadlines, backend.limiter,
+                                       spent)
         except UNAVAILABLE as exc:
             reason = f"timed out after {policy.timeout:g}s" if isinstance(exc, TimeoutError) \
                 else _describe(exc)
@@ -152,19 +155,19 @@ async def call_monitor(
             raise
         else:
             backend.breaker.answered()
-            return judgement
+            return judgement, spent[0]
         attempts += 1
         log.warning("monitor attempt %d failed: %s", attempts, reason)
         if attempts > policy.retries:
             return MonitorFailure(reason=f"{reason} (after {attempts} attempts)",
-                                  attempts=attempts)
+                                  attempts=attempts), spent[0]
         await asyncio.sleep(policy.delay(attempts - 1))
 
 
 async def _attempt(monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy,
-                   deadlines: Deadlines, limiter: Limiter) -> Judgement:
+                   deadlines: Deadlines, limiter: Limiter, spent: list[float]) -> Judgement:
     """One call within the concurrency limit, its latency given back to the limit (a timeout
-    as the full timeout: the backend is slower than we allow)."""
+    as the full timeout: the backend is slower than we allow) and added to ``spent``."""
     probe = await limiter.acquire()
     started = time.perf_counter()
     rtt: float | None = None
@@ -177,4 +180,5 @@ async def _attempt(monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy
         rtt = policy.timeout
         raise
     finally:
+        spent[0] += time.perf_counter() - started
         limiter.release(probe, rtt)

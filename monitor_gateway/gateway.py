@@ -285,12 +285,11 @@ class Gateway:
         """An asynchronous monitor call, within the backend's concurrency limit."""
         try:
             span = self.tracing.monitor(work.span, self.monitor.card)
-            called = time.perf_counter()
             with self.tracing.current(span):
-                outcome = await call_monitor(self.monitor, trajectory, self.retry,
-                                             self.deadlines, self.backend)
+                outcome, seconds = await call_monitor(self.monitor, trajectory, self.retry,
+                                                      self.deadlines, self.backend)
             self.tracing.judged(span, outcome)
-            await self._verdict(work, trajectory, outcome, time.perf_counter() - called)
+            await self._verdict(work, trajectory, outcome, seconds)
         except Exception as exc:
             await self._fault(work, exc)
 

@@ -14,7 +14,8 @@ windows (an LLM call may take a minute):
 
 Latencies are compared as medians: an LLM's latency varies with each trajectory's length,
 and one slow or timed-out call must not throttle the rest. While latency stays near
-``min_rtt`` the limit grows to the ceiling; once calls queue at the backend and latency
+``min_rtt`` the limit grows to the ceiling (doubling each window at first, as TCP's slow
+start does, until latency first rises); once calls queue at the backend and latency
 rises, it shrinks back towards the point where they started to queue. The pinned probe is
 a few calls wide, not one, so that a single hanging call cannot stall the gateway.
 :class:`GradientLimit` is the pure arithmetic; :class:`Limiter` is the asyncio gate.
@@ -46,6 +47,7 @@ class GradientLimit:
         self.limit = float(self.probe_width)
         self.min_rtt: float | None = None
         self.probing = True
+        self.slow_start = True
         self._probe: list[float] = []
         self._window: list[float] = []
         self._next_probe = 0.0
@@ -72,8 +74,10 @@ class GradientLimit:
         assert self.min_rtt is not None
         self.min_rtt = min(self.min_rtt, window_rtt)
         gradient = min(2.0, max(0.5, self.min_rtt * (1 + self.buffer) / window_rtt))
-        self.limit = min(float(self.ceiling), max(1.0, self.limit * gradient
-                                                  + math.sqrt(self.limit)))
+        self.slow_start = self.slow_start and gradient >= 1.0
+        grown = 2 * self.limit if self.slow_start else (self.limit * gradient
+                                                        + math.sqrt(self.limit))
+        self.limit = min(float(self.ceiling), max(1.0, grown))
         if now >= self._next_probe:
             self.probing = True
 

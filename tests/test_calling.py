@@ -54,20 +54,21 @@ class Sequence:
 
 async def test_a_transient_failure_is_retried() -> None:
     monitor = Sequence(ConnectionError("reset"), "hang", 0.7)
-    outcome = await call_monitor(monitor, TRAJECTORY, FAST, DEADLINES, backend())
+    outcome, seconds = await call_monitor(monitor, TRAJECTORY, FAST, DEADLINES, backend())
     assert outcome == Judgement(score=0.7)
     assert monitor.calls == 3
+    assert 0.2 <= seconds < 0.5  # time in the calls: the hang's 0.2 s timeout, no backoff
 
 
 async def test_retries_are_bounded_and_the_last_reason_is_kept() -> None:
     monitor = Sequence(ConnectionError("reset"), ConnectionError("reset"), "hang", 0.7)
-    outcome = await call_monitor(monitor, TRAJECTORY, FAST, DEADLINES, backend())
+    outcome, _ = await call_monitor(monitor, TRAJECTORY, FAST, DEADLINES, backend())
     assert outcome == MonitorFailure("timed out after 0.2s (after 3 attempts)", attempts=3)
     assert monitor.calls == 3
 
 
 async def test_a_score_outside_the_unit_interval_is_a_failure() -> None:
-    outcome = await call_monitor(Sequence(1.5), TRAJECTORY, RetryPolicy(retries=0), DEADLINES,
+    outcome, _ = await call_monitor(Sequence(1.5), TRAJECTORY, RetryPolicy(retries=0), DEADLINES,
                                  backend())
     assert isinstance(outcome, MonitorFailure)
     assert "outside [0, 1]" in outcome.reason
@@ -81,7 +82,7 @@ def test_backoff_grows_but_stays_capped() -> None:
 
 
 async def test_a_call_that_swallows_its_cancellation_still_times_out() -> None:
-    outcome = await call_monitor(Sequence("stubborn"), TRAJECTORY,
+    outcome, _ = await call_monitor(Sequence("stubborn"), TRAJECTORY,
                                  RetryPolicy(timeout=0.05, retries=0), DEADLINES, backend())
     assert outcome == MonitorFailure("timed out after 0.05s (after 1 attempts)", attempts=1)
     await asyncio.sleep(0.01)  # and the task can still await: the cancellation was taken back
@@ -98,8 +99,9 @@ async def test_an_outside_cancellation_is_not_mistaken_for_a_timeout() -> None:
 
 async def test_many_concurrent_calls_each_keep_their_own_deadline() -> None:
     calls = [call_monitor(Sequence("hang" if i % 2 else 0.3), TRAJECTORY,
-                          RetryPolicy(timeout=0.1, retries=0), DEADLINES, backend()) for i in range(50)]
-    outcomes = await asyncio.gather(*calls)
+                          RetryPolicy(timeout=0.1, retries=0), DEADLINES, backend())
+             for i in range(50)]
+    outcomes = [o for o, _ in await asyncio.gather(*calls)]
     assert [isinstance(o, MonitorFailure) for o in outcomes] == [i % 2 == 1 for i in range(50)]
 
 
@@ -150,7 +152,7 @@ async def test_an_outage_is_waited_out_and_every_call_judged_late() -> None:
     assert shared.breaker.state != "closed" and shared.breaker.holding()
     refused_while_down = monitor.calls
     monitor.down = False
-    outcomes = await asyncio.gather(*calls)
+    outcomes = [o for o, _ in await asyncio.gather(*calls)]
     assert outcomes == [Judgement(score=0.6)] * 50  # not one error verdict
     assert shared.breaker.state == "closed" and not shared.breaker.holding()
     # while open, the breaker let one probe through at a time instead of 50 calls' retries
@@ -158,7 +160,7 @@ async def test_an_outage_is_waited_out_and_every_call_judged_late() -> None:
 
 
 async def test_an_outage_longer_than_the_budget_fails_under_the_fail_policy() -> None:
-    outcome = await call_monitor(Outage(), TRAJECTORY, FAST, DEADLINES,
+    outcome, _ = await call_monitor(Outage(), TRAJECTORY, FAST, DEADLINES,
                                  backend(threshold=1, budget=0.1))
     assert isinstance(outcome, MonitorFailure)
     assert "over the outage budget of 0.1s" in outcome.reason
@@ -167,7 +169,7 @@ async def test_an_outage_longer_than_the_budget_fails_under_the_fail_policy() ->
 
 async def test_failing_fast_is_a_setting() -> None:
     monitor = Outage()
-    outcome = await call_monitor(monitor, TRAJECTORY, FAST, DEADLINES,
+    outcome, _ = await call_monitor(monitor, TRAJECTORY, FAST, DEADLINES,
                                  backend(threshold=1, wait=False))
     assert isinstance(outcome, MonitorFailure)
     assert "OUTAGE_POLICY=fail" in outcome.reason
@@ -180,7 +182,7 @@ async def test_an_error_about_one_trajectory_is_not_an_outage() -> None:
     shared = backend(threshold=2)
     monitor = Sequence(MonitorUnavailable("503"), ValueError("bad reply"),
                        MonitorUnavailable("503"), ValueError("bad reply"))
-    outcome = await call_monitor(monitor, TRAJECTORY, RetryPolicy(retries=3, backoff=0.001),
+    outcome, _ = await call_monitor(monitor, TRAJECTORY, RetryPolicy(retries=3, backoff=0.001),
                                  DEADLINES, shared)
     assert isinstance(outcome, MonitorFailure) and outcome.attempts == 4
     assert shared.breaker.state == "closed"

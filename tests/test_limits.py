@@ -51,7 +51,7 @@ def test_timeouts_shrink_the_limit() -> None:
     limit = GradientLimit(64)
     drive(limit, lambda _: 0.2, 300)
     assert limit.allowed == 64
-    drive(limit, lambda _: 30.0, 64)  # every call times out: the backend is overloaded
+    drive(limit, lambda _: 30.0, 128)  # every call times out: the backend is overloaded
     assert limit.allowed <= 40
 
 
