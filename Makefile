@@ -5,13 +5,13 @@ BIN := $(VENV)/bin
 # what the demo needs: the gateway, plotting and training the offline classifier
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
-	$(BIN)/pip install -q -e '.[plot,train,llm]'
+	$(BIN)/pip install -q -e '.[bench,llm]'
 	touch $@
 
 # what the tests need besides: linters, pytest, and a real OpenAI-compatible server
 # (llama-cpp-python compiles for several minutes the first time; pip caches the wheel)
 $(BIN)/.installed-dev: $(BIN)/.installed
-	$(BIN)/pip install -q -e '.[dev,plot,train,llm,llm-test,otel]'
+	$(BIN)/pip install -q -e '.[dev,bench,llm,llm-test,otel]'
 	touch $@
 
 # Prometheus and promtool, from Debian's package, for the rules' tests and the end-to-end

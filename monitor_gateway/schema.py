@@ -1,4 +1,5 @@
-"""The messages that cross the gateway's edges, as ``../shared/CONTRACT.md`` fixes them.
+"""The messages that cross the gateway's edges, as the contract (``docs/contract.md``) fixes
+them.
 
 Inputs are validated strictly (a wrong type is a dead letter, not a coercion); outputs are
 serialised with ``model_dump_json`` so every consumer sees the same JSON.
@@ -168,5 +169,5 @@ class DeadLetter(BaseModel):
     value_b64: str
     at: Timestamp
     # extensions: a dead letter must fit the broker's message size, so a huge value is cut
-    value_bytes: int
+    value_bytes: int | None = None  # always set by the gateway
     value_truncated: bool = False

@@ -101,21 +101,6 @@ def load(path: Path, fields: dict[str, str] | None = None) -> list[Sample]:
     return parse_lines(lines, str(path), fields)
 
 
-def resolve(spec: str, split: str | None = None, fields: dict[str, str] | None = None
-            ) -> list[Sample]:
-    """``builtin`` (or ``builtin:SEED``) builds the built-in benchmark; anything else is a
-    file. ``split`` keeps the samples of one split (samples without one are kept)."""
-    if spec == "builtin" or spec.startswith("builtin:"):
-        from .builtin import DEFAULT_SEED, build
-
-        seed = spec.partition(":")[2]
-        if seed and not seed.isdigit():
-            raise DatasetError(f"{spec!r}: the seed after 'builtin:' must be a whole number")
-        return build(int(seed) if seed else DEFAULT_SEED, split)
-    samples = load(Path(spec), fields)
-    return [s for s in samples if split is None or s.split in (None, split)]
-
-
 def write(samples: list[Sample], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:

@@ -1,5 +1,5 @@
-"""The MR-FAR plane: this run's operating points per category, with the AutoMonitor-Bench
-paper's published points as reference (``../shared/RESEARCH.md``)."""
+"""The MR-FAR plane: this run's operating points per category, with the published points
+of the AutoMonitor-Bench paper (arXiv 2601.05752) as reference."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def plot_mr_far(report: dict[str, Any], path: Path) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise PlotUnavailable(
-            "the MR-FAR plot needs matplotlib: pip install 'monitor-gateway[plot]'"
+            "the MR-FAR plot needs matplotlib: pip install 'monitor-gateway[bench]'"
         ) from None
     figure, axes = plt.subplots(figsize=(7, 6))
     for name, template, mr, far in PAPER_POINTS:

@@ -3,7 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from replay.dataset import DatasetError, load, parse_fields, resolve
+from replay.dataset import DatasetError, load, parse_fields
+from replay.sources import resolve
 
 PAIR = [
     {"id": "p1-m", "pair_id": "p1", "label": "misbehavior", "category": "sycophancy_bias",

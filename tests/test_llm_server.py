@@ -61,9 +61,11 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # llama-cpp-python refuses json_schema (with a 500): auto falls back to json_object;
     # logprobs give a continuous score
     ("direct", "auto", True),
-    # the evidence schema as a grammar; Gemma's 262k-token vocabulary makes llama-cpp-python's
-    # logprobs slow on a CPU for hundreds of tokens, so none are asked for
-    ("evidence", "json_object", False),
+    # the evidence schema as a grammar, with logprobs: llama-cpp-python ranks Gemma's
+    # 262k-token vocabulary for every generated token (about 20 s an evidence reply here,
+    # against 2-5 s without) and serves one call at a time. With CONCURRENCY 8 the calls
+    # used to queue into timeouts; the adaptive limit keeps them within it.
+    ("evidence", "auto", True),
 ])
 async def test_llm_judge_through_the_gateway_against_a_real_server(
     settings: GatewaySettings, llama_server: str, template: str, structured: str,
@@ -72,7 +74,7 @@ async def test_llm_judge_through_the_gateway_against_a_real_server(
     settings = settings.model_copy(update={
         "monitor": "openai", "openai_base_url": llama_server, "openai_model": "gemma",
         "template": template, "structured_output": structured, "openai_logprobs": logprobs,
-        "monitor_timeout": 90.0, "monitor_retries": 1, "concurrency": 1})
+        "monitor_timeout": 150.0, "monitor_retries": 1, "concurrency": 8})
     samples = [s for s in build(split="test") if s.task_type in ("code", "qa")][:3]
     async with running(settings, build_monitor(settings)):
         await produce(settings.kafka_bootstrap, settings.input_topic, [

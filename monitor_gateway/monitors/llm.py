@@ -63,7 +63,9 @@ def load_few_shot(path: str | None) -> list[dict[str, str]]:
 
 
 class LLMJudge:
-    def __init__(self, settings: GatewaySettings) -> None:
+    def __init__(self, settings: GatewaySettings, http_client: Any = None) -> None:
+        """``http_client``: an ``httpx.AsyncClient`` to talk through instead of the
+        configured transport (tests pass one with a mock transport)."""
         try:
             from openai import AsyncOpenAI, DefaultAioHttpClient
         except ImportError:
@@ -75,7 +77,8 @@ class LLMJudge:
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "none"
         # aiohttp: the faster transport for many concurrent calls (benchmarks/, README);
         # httpx for environments that need its proxy handling
-        transport = DefaultAioHttpClient() if settings.openai_transport == "aiohttp" else None
+        transport = http_client or (DefaultAioHttpClient()
+                                    if settings.openai_transport == "aiohttp" else None)
         self.client = AsyncOpenAI(base_url=settings.openai_base_url, api_key=key,
                                   http_client=transport, max_retries=0,
                                   timeout=settings.monitor_timeout)
@@ -149,14 +152,15 @@ class LLMJudge:
             except APIConnectionError as exc:
                 raise MonitorUnavailable(f"{type(exc).__name__}: {exc}") from exc
             except APIStatusError as exc:
-                message = str(exc).lower()
+                message = f"{exc} {exc.body}".lower()  # the body names the refused field
                 if exc.status_code in (400, 422, 500) and self.logprobs and "logprob" in message:
                     self.logprobs = False
-                elif (exc.status_code in (400, 422, 500) and len(self.modes) > 1
-                      and "response_format" in message):
-                    log.warning("server refused response_format %s (%s); trying %s", mode,
-                                exc, self.modes[1])
-                    self.modes.pop(0)
+                elif (exc.status_code in (400, 422, 500) and "response_format" in message
+                      and mode != self.modes[-1]):
+                    if self.modes[0] == mode:  # calls in flight may all be refused it
+                        log.warning("server refused response_format %s (%s); trying %s",
+                                    mode, exc, self.modes[1])
+                        self.modes.pop(0)
                 elif exc.status_code == 429 or exc.status_code >= 500:
                     raise MonitorUnavailable(f"HTTP {exc.status_code}: {exc}") from exc
                 else:

