@@ -55,12 +55,26 @@ class Measured(BaseModel):
         return f"last replay on {self.dataset}: MR {rate(self.mr)}, FAR {rate(self.far)}"
 
 
+class Calibration(BaseModel):
+    """Where ``calibrate``'s thresholds came from: which monitor, which budget, and how
+    many benign and misbehavior samples each threshold rests on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    monitor: str
+    version: str
+    max_far: float
+    benign: dict[str, int]
+    misbehavior: dict[str, int]
+
+
 class MonitorConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     thresholds: dict[str, float] = Field(default_factory=dict)
     stage: list[Stage] = Field(default_factory=list)
     last_replay: Measured | None = None
+    calibration: Calibration | None = None
 
     @model_validator(mode="after")
     def _known_categories(self) -> MonitorConfig:
@@ -79,6 +93,8 @@ class MonitorConfig(BaseModel):
             data["stage"] = [s.model_dump() for s in self.stage]
         if self.last_replay:
             data["last_replay"] = self.last_replay.model_dump(exclude_none=True)
+        if self.calibration:
+            data["calibration"] = self.calibration.model_dump()
         return data
 
 

@@ -52,11 +52,12 @@ from .logs import Outage
 from .metrics import Metrics, serve_http
 from .monitors.base import Closeable, InlineMonitor, Judgement, Monitor
 from .offsets import OffsetTracker, Ticket
+from .policy import Policy
 from .publish import TOO_LARGE, Outgoing, Publisher
 from .schema import MonitorCard, Trajectory, Verdict, utcnow
 from .settings import GatewaySettings
 from .tracing import Tracing, from_settings
-from .verdict import Thresholds, build_verdict, fit
+from .verdict import build_verdict, fit
 
 log = logging.getLogger(__name__)
 
@@ -109,13 +110,7 @@ class Gateway:
         )
         self.deadlines = Deadlines(resolution=min(0.05, settings.monitor_timeout / 4))
         self._inline = monitor if isinstance(monitor, InlineMonitor) else None
-        config = load_config(settings.monitor_config)
-        self._measured = config.last_replay.describe() if config.last_replay else None
-        self._cards: dict[MonitorCard, MonitorCard] = {}
-        self.thresholds = Thresholds(
-            default=config.thresholds.get("default", settings.threshold),
-            by_category={k: v for k, v in config.thresholds.items() if k != "default"},
-        )
+        self.policy = Policy.build(settings, load_config(settings.monitor_config))
         # MAX_PENDING bounds everything fetched and not yet acknowledged; the backend's
         # limiter bounds monitor calls (CONCURRENCY is its ceiling), so waiting for the
         # broker's ack never holds a monitor slot
@@ -304,8 +299,7 @@ class Gateway:
                 trajectory, outcome,
                 ground(trajectory, outcome.quotes) if isinstance(outcome, Judgement) else [],
                 card=self._card(outcome),
-                thresholds=self.thresholds,
-                fail_policy=self.settings.fail_policy,
+                policy=self.policy,
                 tag=tag,
                 received_at=work.received_at,
                 monitor_seconds=monitor_seconds,
@@ -353,21 +347,11 @@ class Gateway:
         return Outgoing(self.settings.verdict_topic, value, verdict.trajectory_id.encode(),
                         headers, acknowledged, smaller)
 
-    def _labelled(self, card: MonitorCard) -> MonitorCard:
-        """The card with the monitor's last measured figures added to its label (made once
-        a card: a cascade has one a stage)."""
-        if self._measured is None:
-            return card
-        if (labelled := self._cards.get(card)) is None:
-            labelled = self._cards[card] = card.model_copy(
-                update={"label": f"{card.label}; {self._measured}"})
-        return labelled
-
     def _card(self, outcome: Judgement | MonitorFailure) -> MonitorCard:
         """The monitor that judged: a cascade names its deciding stage."""
         if isinstance(outcome, Judgement) and outcome.card is not None:
-            return self._labelled(outcome.card)
-        return self._labelled(self.monitor.card)
+            return outcome.card
+        return self.monitor.card
 
     async def _dead_letter(self, work: Work, why: Rejection) -> None:
         record = work.record

@@ -1,25 +1,14 @@
-"""Assemble the Verdict the CONTRACT promises from a judgement or a failure."""
+"""Assemble the Verdict the contract promises from a judgement or a failure, and make a
+verdict fit the broker's message size."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
 
 from .calling import MonitorFailure
 from .monitors.base import Judgement
+from .policy import Policy
 from .schema import Evidence, Latency, MonitorCard, ReplayTag, Trajectory, Verdict, utcnow
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """One global threshold, optionally one per category (``calibrate`` writes them)."""
-
-    default: float
-    by_category: dict[str, float] = field(default_factory=dict)
-
-    def of(self, category: str | None) -> float:
-        return self.by_category.get(category, self.default) if category else self.default
 
 
 def build_verdict(
@@ -28,19 +17,20 @@ def build_verdict(
     evidence: list[Evidence],
     *,
     card: MonitorCard,
-    thresholds: Thresholds,
-    fail_policy: Literal["open", "closed"],
+    policy: Policy,
     tag: ReplayTag | None,
     received_at: datetime,
     monitor_seconds: float,
     gateway_seconds: float,
 ) -> Verdict:
+    """``card`` is the monitor that judged (a cascade's deciding stage); the policy decides
+    ``flagged`` and labels the card with the threshold it applied."""
     category = outcome.category if isinstance(outcome, Judgement) else None
-    threshold = thresholds.of(category)
+    threshold = policy.threshold(category)
     common = {
         "trajectory_id": trajectory.id,
         "threshold": threshold,
-        "monitor": card,
+        "monitor": policy.card(card, threshold),
         "replay_run": tag.run if tag else None,
         "metadata": trajectory.metadata,
         "received_at": received_at,
@@ -48,13 +38,11 @@ def build_verdict(
         "latency_ms": Latency(monitor=monitor_seconds * 1000, gateway=gateway_seconds * 1000),
     }
     if isinstance(outcome, MonitorFailure):
-        closed = fail_policy == "closed"
-        return Verdict(
-            flagged=closed, score=1.0 if closed else 0.0, status="error", error=outcome.reason,
-            **common,
-        )
+        flagged, score = policy.failed()
+        return Verdict(flagged=flagged, score=score, status="error", error=outcome.reason,
+                       **common)
     return Verdict(
-        flagged=outcome.score >= threshold,
+        flagged=policy.flagged(outcome.score, threshold),
         score=outcome.score,
         category=outcome.category,
         severity=outcome.severity,

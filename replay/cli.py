@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from monitor_gateway.cli import Bootstrap, LogLevel, console, fail, run, setup_logging, topics
-from monitor_gateway.config import Measured, MonitorConfig, load_config
+from monitor_gateway.config import Calibration, Measured, MonitorConfig, load_config
 from monitor_gateway.embedded import BrokerError, EmbeddedBroker, create_topics
 from monitor_gateway.gateway import Gateway, tune_gc
 from monitor_gateway.monitors import ClassifierMonitor, Monitor, build_monitor
@@ -28,7 +29,7 @@ from monitor_gateway.settings import GatewaySettings, KafkaSettings, SettingsErr
 
 from .builtin import DEFAULT_SEED, build
 from .builtin.gaming import verify_humaneval
-from .calibrate import calibrate
+from .calibrate import calibrate, read_samples, too_few
 from .client import Result
 from .dataset import DatasetError, Sample, parse_fields, write
 from .harness import run_canary, run_replay
@@ -106,27 +107,42 @@ def calibrate_command(
     config: Annotated[Path, typer.Option(help="the monitor config to write [thresholds] to")] =
         Path("monitor.toml"),
 ) -> None:
-    """Pick thresholds (overall and per category) that keep FAR within a budget."""
+    """Pick thresholds (overall and per predicted category) that keep FAR within a budget."""
     samples = report.with_suffix(".samples.jsonl")
+    if not 0.0 < max_far < 1.0:
+        raise fail(f"--max-far {max_far:g}: a false-alarm budget is between 0 and 1")
     if not samples.exists():
         raise fail(f"{samples}: missing; write it with 'replay --json {report}'")
     try:
         current = load_config(str(config)) if config.exists() else MonitorConfig()
     except SettingsError as exc:
         raise fail(str(exc)) from None
-    chosen = calibrate(samples, max_far)
-    table = Table(title=f"thresholds for FAR <= {max_far:g}")
-    for column in ("", "threshold", "FAR", "MR"):
+    rows = read_samples(samples)
+    chosen = calibrate(rows, max_far)
+    table = Table(title=f"thresholds for FAR <= {max_far:g}, by predicted category")
+    for column in ("", "threshold", "FAR", "MR", "benign", "misbehavior"):
         table.add_column(column, justify="right" if column else "left")
     for name, point in chosen.items():
-        table.add_row(name, f"{point.threshold:.4f}", _fmt(point.far), _fmt(point.mr))
+        table.add_row(name, f"{point.threshold:.4f}", _fmt(point.far), _fmt(point.mr),
+                      str(point.benign), str(point.misbehavior))
     console.print(table)
+    for name, point in chosen.items():
+        if too_few(point, max_far):
+            console.print(f"[yellow]warning:[/yellow] {name}: a budget of {max_far:g} on "
+                          f"{point.benign} benign samples allows {point.benign * max_far:.1f} "
+                          "false alarms: the threshold rests on very few scores")
     figures = json.loads(report.read_text())
     overall = figures.get("overall", {})
+    monitors = Counter((str(r.get("monitor")), str(r.get("monitor_version"))) for r in rows)
+    monitor, version = monitors.most_common(1)[0][0]
     updated = current.model_copy(update={
         "thresholds": {name: point.threshold for name, point in chosen.items()},
         "last_replay": Measured(dataset=str(figures.get("dataset", report)),
-                                mr=overall.get("mr"), far=overall.get("far"))})
+                                mr=overall.get("mr"), far=overall.get("far")),
+        "calibration": Calibration(
+            monitor=monitor, version=version, max_far=max_far,
+            benign={name: point.benign for name, point in chosen.items()},
+            misbehavior={name: point.misbehavior for name, point in chosen.items()})})
     config.write_text(tomli_w.dumps(updated.to_toml()))
     console.print(f"thresholds written to {config}; serve with --monitor-config {config}")
 
@@ -270,7 +286,7 @@ async def _transfer(settings: GatewaySettings, samples: list[Sample], partitions
             for name in ("input_topic", "verdict_topic", "dlq_topic", "group_id")
         } | {"metrics_port": 0})
         await create_topics(own, topics(own, partitions))
-        gateway = Gateway(own, ClassifierMonitor(model, own.threshold))
+        gateway = Gateway(own, ClassifierMonitor(model))
         await gateway.start()
         try:
             report, _ = await run_replay(own, test, dataset=f"transfer from {category}",

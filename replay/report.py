@@ -51,6 +51,7 @@ def write_samples(results: Iterable[Result], path: Path) -> None:
                 "category": r.sample.category, "task_type": r.sample.task_type,
                 "score": r.verdict.score, "flagged": r.verdict.flagged,
                 "status": r.verdict.status, "verdict_category": r.verdict.category,
+                "monitor": r.verdict.monitor.name, "monitor_version": r.verdict.monitor.version,
                 "latency_ms": round(r.latency_s * 1000, 3),
             }) + "\n")
 

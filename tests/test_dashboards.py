@@ -47,7 +47,7 @@ def test_rules_are_valid_and_their_unit_tests_pass() -> None:
 async def exported_names() -> set[str]:
     """Every sample name a gateway's /metrics can show, from its real registry."""
     registry = CollectorRegistry()
-    gateway = Gateway(GatewaySettings(), RulesMonitor(0.5), registry)
+    gateway = Gateway(GatewaySettings(), RulesMonitor(), registry)
     await gateway.publisher.stop()  # never started: nothing is sent
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_count", "_sum"),
                 "gauge": ("",), "summary": ("_count", "_sum")}

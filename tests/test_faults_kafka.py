@@ -45,7 +45,7 @@ async def test_unreadable_header_values_never_lose_a_record(settings: GatewaySet
         value = (json.dumps({"id": f"t{i}", "request": "q", "response": "fine"}).encode()
                  if i % 10 else b"{broken")
         records.append((f"t{i}".encode(), value, hostile_headers(i)))
-    async with running(settings, RulesMonitor(settings.threshold)) as gateway:
+    async with running(settings, RulesMonitor()) as gateway:
         await produce(settings.kafka_bootstrap, settings.input_topic, records)  # type: ignore[arg-type]
         verdicts = await consume(settings.kafka_bootstrap, settings.verdict_topic, n - n // 10)
         letters = await consume(settings.kafka_bootstrap, settings.dlq_topic, n // 10)
@@ -78,7 +78,7 @@ async def test_a_reply_to_header_writes_nowhere_else(settings: GatewaySettings) 
     headers = [("reply_to", elsewhere.encode()), ("correlation_id", b"c-1"),
                ("content-type", b"application/json")]
     bodies = [{"id": f"r{i}", "request": "q", "response": "fine"} for i in range(5)]
-    async with running(settings, RulesMonitor(settings.threshold)):
+    async with running(settings, RulesMonitor()):
         await produce(settings.kafka_bootstrap, settings.input_topic,
                       [(f"r{i}".encode(), json.dumps(b).encode(), headers)
                        for i, b in enumerate(bodies)])
@@ -147,7 +147,7 @@ async def test_a_fault_of_ours_is_loud_and_the_record_still_ends(
     records = [(f"k{i}".encode(), json.dumps(
         {"id": f"k{i}", "request": "POISON" if i == 3 else "q", "response": "a"}).encode(), [])
         for i in range(10)]
-    async with running(settings, RulesMonitor(settings.threshold)) as gateway:
+    async with running(settings, RulesMonitor()) as gateway:
         await produce(settings.kafka_bootstrap, settings.input_topic, records)
         verdicts = await consume(settings.kafka_bootstrap, settings.verdict_topic, 9)
         letters = await consume(settings.kafka_bootstrap, settings.dlq_topic, 1)

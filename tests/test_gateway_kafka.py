@@ -36,7 +36,7 @@ REPLAY = [("x-monitor-replay-run", b"run-1"), ("x-monitor-replay-label", b"misbe
 
 async def test_verdict_carries_every_contract_field(settings: GatewaySettings) -> None:
     benign = {"id": "traj-0002", "request": "Add 2 and 3.", "response": "5"}
-    async with running(settings, RulesMonitor(settings.threshold)) as gateway:
+    async with running(settings, RulesMonitor()) as gateway:
         await produce(settings.kafka_bootstrap, settings.input_topic, [
             (b"traj-0001", json.dumps(GAMED).encode(), REPLAY),
             (b"traj-0002", json.dumps(benign).encode(), []),
@@ -104,7 +104,7 @@ async def test_malformed_input_goes_to_the_dead_letter_topic(settings: GatewaySe
              for i in range(len(MALFORMED) + 1)]
     interleaved = [item for pair in zip(valid, [(k, v, []) for k, v, _ in MALFORMED], strict=False)
                    for item in pair] + valid[-1:]
-    async with running(settings, RulesMonitor(settings.threshold)) as gateway:
+    async with running(settings, RulesMonitor()) as gateway:
         await produce(settings.kafka_bootstrap, settings.input_topic, interleaved)
         letters = await consume(settings.kafka_bootstrap, settings.dlq_topic, len(MALFORMED))
         verdicts = await consume(settings.kafka_bootstrap, settings.verdict_topic, len(valid))
@@ -192,7 +192,7 @@ async def test_metrics_and_health_endpoints(settings: GatewaySettings) -> None:
     settings = settings.model_copy(update={"metrics_port": free_port(),
                                            "metrics_host": "127.0.0.1"})
     base = f"http://127.0.0.1:{settings.metrics_port}"
-    async with running(settings, RulesMonitor(settings.threshold)):
+    async with running(settings, RulesMonitor()):
         await produce(settings.kafka_bootstrap, settings.input_topic, [
             (b"a", json.dumps(GAMED).encode(), REPLAY), (b"b", b"oops", [])])
         await consume(settings.kafka_bootstrap, settings.verdict_topic, 1)
@@ -227,7 +227,7 @@ async def test_a_gateway_bug_on_one_record_becomes_an_error_verdict(
         return []
 
     monkeypatch.setattr(gateway_module, "ground", broken)
-    async with running(settings, RulesMonitor(settings.threshold)):
+    async with running(settings, RulesMonitor()):
         await produce(settings.kafka_bootstrap, settings.input_topic, [
             (b"a", json.dumps(GAMED).encode(), []),
             (b"b", json.dumps({"id": "b", "request": "q", "response": "fine"}).encode(), [])])

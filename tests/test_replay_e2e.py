@@ -48,7 +48,7 @@ async def test_report_counts_equal_the_gateways_prometheus_counters(
     write(subset, dataset)
     settings = settings.model_copy(update={"metrics_port": free_port(),
                                            "metrics_host": "127.0.0.1"})
-    async with running(settings, RulesMonitor(settings.threshold)):
+    async with running(settings, RulesMonitor()):
         code, output = await cli(settings, "replay", "--dataset", str(dataset),
                                  "--json", str(tmp_path / "report.json"),
                                  "--plot", str(tmp_path / "plane.png"), "--timeout", "20")
@@ -109,7 +109,7 @@ async def test_canary_mixes_labelled_pairs_into_live_traffic(
     subset = build(split="test")[:40]
     dataset = tmp_path / "canary.jsonl"
     write(subset, dataset)
-    async with running(settings, RulesMonitor(settings.threshold)) as gateway:
+    async with running(settings, RulesMonitor()) as gateway:
         code, output = await cli(settings, "replay", "--dataset", str(dataset), "--canary",
                                  "--rate", "200")
         assert code == 0, output

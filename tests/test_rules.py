@@ -8,7 +8,7 @@ from monitor_gateway.evidence import ground
 from monitor_gateway.monitors import RulesMonitor
 from monitor_gateway.schema import Trajectory
 
-MONITOR = RulesMonitor(0.5)
+MONITOR = RulesMonitor()
 
 
 def code(response: str, request: str = "Implement it so the tests pass.") -> Trajectory:

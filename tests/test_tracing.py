@@ -54,7 +54,7 @@ def agent_send(provider: TracerProvider, topic: str) -> tuple[ReadableSpan, Head
     return span, [(k, v.encode()) for k, v in carrier.items()]
 
 
-@pytest.mark.parametrize("monitor", [RulesMonitor(0.5), Scripted()], ids=["inline", "async"])
+@pytest.mark.parametrize("monitor", [RulesMonitor(), Scripted()], ids=["inline", "async"])
 async def test_one_trajectory_yields_one_connected_trace(
     settings: GatewaySettings, recorded: tuple[TracerProvider, InMemorySpanExporter],
     monitor: Monitor,
@@ -105,7 +105,7 @@ async def test_a_dead_letter_is_traced_as_an_error_of_its_input(
 ) -> None:
     provider, exporter = recorded
     agent, headers = agent_send(provider, settings.input_topic)
-    async with running(settings, RulesMonitor(0.5), Tracing(provider, settings.group_id)):
+    async with running(settings, RulesMonitor(), Tracing(provider, settings.group_id)):
         await produce(settings.kafka_bootstrap, settings.input_topic, [(b"k", b"{oops", headers)])
         [letter] = await consume(settings.kafka_bootstrap, settings.dlq_topic, 1)
     spans = {s.name: s for s in exporter.get_finished_spans()
@@ -119,7 +119,7 @@ async def test_a_dead_letter_is_traced_as_an_error_of_its_input(
 async def test_tracing_is_off_by_default_and_verdicts_carry_no_trace_headers(
     settings: GatewaySettings,
 ) -> None:
-    async with running(settings, RulesMonitor(0.5)) as gateway:
+    async with running(settings, RulesMonitor()) as gateway:
         assert not gateway.tracing.enabled
         await produce(settings.kafka_bootstrap, settings.input_topic,
                       [(b"traj-7", json.dumps(GAMED).encode(), [])])
@@ -170,7 +170,7 @@ async def test_otlp_endpoint_setting_exports_spans_over_otlp_http(
     try:
         settings = settings.model_copy(update={
             "otlp_endpoint": f"http://127.0.0.1:{server.server_address[1]}"})
-        gateway = Gateway(settings, RulesMonitor(0.5))
+        gateway = Gateway(settings, RulesMonitor())
         assert gateway.tracing.enabled
         await gateway.start()
         try:

@@ -22,7 +22,7 @@ def build_monitor(settings: GatewaySettings) -> Monitor:
     (a callable taking the settings and returning a Monitor)."""
     name = settings.monitor
     if name == "rules":
-        return RulesMonitor(settings.threshold)
+        return RulesMonitor()
     if name == "cascade":
         stages = load_config(settings.monitor_config).stage
         if not stages:
@@ -32,14 +32,14 @@ def build_monitor(settings: GatewaySettings) -> Monitor:
             raise SettingsError("a cascade stage cannot itself be a cascade")
         steps = [Step(build_monitor(settings.model_copy(update={"monitor": stage.monitor})),
                       stage.low, stage.high) for stage in stages]
-        return CascadeMonitor(steps, settings.threshold)
+        return CascadeMonitor(steps)
     if name == "openai":
         from .llm import LLMJudge
 
         return LLMJudge(settings)
     if name == "classifier":
         model = LinearModel.load(Path(settings.classifier_path))
-        return ClassifierMonitor(model, settings.threshold)
+        return ClassifierMonitor(model)
     if ":" not in name:
         raise SettingsError(
             f"MONITOR_GATEWAY_MONITOR: unknown monitor {name!r}; built in: {', '.join(BUILT_IN)}, "

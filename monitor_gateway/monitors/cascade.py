@@ -24,7 +24,7 @@ class Step:
 
 
 class CascadeMonitor:
-    def __init__(self, steps: list[Step], threshold: float) -> None:
+    def __init__(self, steps: list[Step]) -> None:
         self.steps = steps
         names = " → ".join(step.monitor.card.name for step in steps)
         digest = hashlib.sha256(
@@ -32,7 +32,7 @@ class CascadeMonitor:
                   for s in steps]).encode()).hexdigest()[:8]
         self.card = MonitorCard(
             name="cascade", backend="cascade", version=digest,
-            label=f"cascade {names}, threshold {threshold:g}",
+            label=f"cascade {names}",
         )
 
     async def aclose(self) -> None:

@@ -129,7 +129,7 @@ def severity(score: float) -> Severity:
 
 
 class ClassifierMonitor:
-    def __init__(self, model: LinearModel, threshold: float) -> None:
+    def __init__(self, model: LinearModel) -> None:
         self.model = model
         meta = model.meta
         measured = ""
@@ -140,19 +140,18 @@ class ClassifierMonitor:
             name="classifier", backend="classifier", model=meta.get("name", "ngram-logreg"),
             version=meta.get("version", "unknown"),
             label=(f"logistic-regression classifier over word n-grams, trained on "
-                   f"{meta.get('trained_on', 'unknown data')}, threshold {threshold:g}"
-                   f"{measured}"),
+                   f"{meta.get('trained_on', 'unknown data')}{measured}"),
         )
 
     async def judge(self, trajectory: Trajectory) -> Judgement:
         return self.judge_now(trajectory)
 
     def judge_now(self, trajectory: Trajectory) -> Judgement:
+        """The probability and the most likely category, whatever the score: the policy,
+        not the monitor, decides which threshold applies."""
         model = self.model
         vector = model.weights(trajectory)
         score = model.probability(vector)
-        if score < 0.5:
-            return Judgement(score=score, rationale="no strong misbehavior features")
         quotes = self.evidence(trajectory, vector)
         return Judgement(
             score=score,

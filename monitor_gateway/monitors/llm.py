@@ -94,8 +94,7 @@ class LLMJudge:
         self.card = MonitorCard(
             name=f"llm-{self.model}", backend="openai", model=self.model,
             template=self.template, version=settings.monitor_version,
-            label=(f"LLM judge {self.model} at {host}, {self.template} template, "
-                   f"threshold {settings.threshold:g}"
+            label=(f"LLM judge {self.model} at {host}, {self.template} template"
                    + (f", {settings.monitor_note}" if settings.monitor_note else "")),
         )
 

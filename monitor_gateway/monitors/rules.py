@@ -186,15 +186,13 @@ def _evaluate(left: str, op: str, right: str) -> Decimal | None:
 class RulesMonitor:
     """Signature matching; score is the strongest hit's severity weight."""
 
-    def __init__(self, threshold: float) -> None:
+    def __init__(self) -> None:
         self.card = MonitorCard(
             name="rules",
             backend="rules",
             version=RULESET_VERSION,
-            label=(
-                f"rule-signature monitor, ruleset {RULESET_VERSION} "
-                f"({len(SIGNATURES) + 1} signatures), threshold {threshold:g}"
-            ),
+            label=f"rule-signature monitor, ruleset {RULESET_VERSION} "
+                  f"({len(SIGNATURES) + 1} signatures)",
         )
 
     async def judge(self, trajectory: Trajectory) -> Judgement:
