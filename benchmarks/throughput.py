@@ -39,9 +39,10 @@ from monitor_gateway.evidence import ground
 from monitor_gateway.gateway import Gateway, tune_gc
 from monitor_gateway.ingest import parse_trajectory
 from monitor_gateway.monitors import Judgement, Monitor
+from monitor_gateway.policy import Policy
 from monitor_gateway.schema import MonitorCard, Trajectory, utcnow
 from monitor_gateway.settings import GatewaySettings
-from monitor_gateway.verdict import Thresholds, build_verdict
+from monitor_gateway.verdict import build_verdict
 
 PARTITIONS = 4
 BOOTSTRAP = ""
@@ -152,6 +153,8 @@ async def plain_loop(settings: GatewaySettings, n: int, same_work: bool) -> floa
                 await consumer.commit()
             done += len(futures)
 
+    policy = Policy(settings.threshold, fail_policy=settings.fail_policy)
+
     async def verdict_for(value: bytes) -> bytes:
         received, started = utcnow(), time.perf_counter()
         trajectory = parse_trajectory(value, settings.max_message_bytes)
@@ -159,8 +162,7 @@ async def plain_loop(settings: GatewaySettings, n: int, same_work: bool) -> floa
         judgement = monitor.judge_now(trajectory)
         verdict = build_verdict(
             trajectory, judgement, ground(trajectory, judgement.quotes), card=monitor.card,
-            thresholds=Thresholds(settings.threshold), fail_policy=settings.fail_policy, tag=None,
-            received_at=received, monitor_seconds=0.0,
+            policy=policy, tag=None, received_at=received, monitor_seconds=0.0,
             gateway_seconds=time.perf_counter() - started)
         return verdict.model_dump_json().encode()
 

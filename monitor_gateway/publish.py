@@ -1,7 +1,10 @@
-"""Publish verdicts and dead letters, and wait until the broker has them.
+"""Publish verdicts and dead letters until the broker has them.
 
 A plain aiokafka producer: the hot path's per-message cost matters (see
-``benchmarks/throughput.py``), and the gateway needs only send-and-acknowledge.
+``benchmarks/throughput.py``), and the gateway needs only send-and-acknowledge. The
+publisher owns resending: a message the broker refuses as too large is replaced by a
+smaller one (a verdict cut to fit, then a dead letter), any other failure is sent again
+after a backoff, for an input whose outcome is not acknowledged is never committed.
 """
 
 from __future__ import annotations
@@ -48,13 +51,56 @@ class Publisher:
             linger_ms=settings.linger_ms,
             **settings.client_args(),
         )
-        self.outage = Outage("Kafka broker (publishing)", log)
+        self.outage = Outage("publishing", log)
+        self._resends: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         await self._producer.start()
 
     async def stop(self) -> None:
+        for task in self._resends:
+            task.cancel()
+        await asyncio.gather(*self._resends, return_exceptions=True)
         await self._producer.stop()
+
+    async def send(self, message: Outgoing, acknowledged: Callable[[Outgoing], None]) -> None:
+        """Hand the message to the producer; ``acknowledged`` runs, from the producer's
+        callback, with the message the broker took (this one or a smaller one sent instead).
+        Returns once the message is queued, never waiting for the broker."""
+        try:
+            delivery = await self.enqueue(message)
+        except TOO_LARGE as exc:
+            self._resend(message, exc, acknowledged)
+            return
+
+        def delivered(future: asyncio.Future[object]) -> None:
+            if future.cancelled() or future.exception() is not None:
+                self._resend(message, "cancelled" if future.cancelled() else future.exception(),
+                             acknowledged)
+                return
+            self.outage.succeeded()
+            acknowledged(message)
+
+        delivery.add_done_callback(delivered)
+
+    def _resend(self, message: Outgoing, reason: object,
+                acknowledged: Callable[[Outgoing], None]) -> None:
+        task = asyncio.create_task(self._again(message, reason, acknowledged))
+        self._resends.add(task)
+        task.add_done_callback(self._resends.discard)
+
+    async def _again(self, message: Outgoing, reason: object,
+                     acknowledged: Callable[[Outgoing], None]) -> None:
+        if isinstance(reason, TOO_LARGE) and message.smaller is not None:
+            replacement = message.smaller()
+            if replacement is not None:
+                log.warning("%d bytes for %s refused as too large; sending a smaller message",
+                            len(message.value), message.topic)
+                await self.send(replacement, acknowledged)
+                return
+        self.outage.failed(reason)
+        await asyncio.sleep(self.backoff())
+        await self.send(message, acknowledged)
 
     async def enqueue(self, message: Outgoing) -> asyncio.Future[Any]:
         """Queue the message for sending; the returned future resolves when the broker has

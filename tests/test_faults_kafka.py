@@ -8,7 +8,9 @@ import asyncio
 import json
 import uuid
 
+import aiohttp
 import pytest
+from aiokafka import TopicPartition
 from conftest import committed, consume, produce, running
 from monitors import card
 
@@ -134,16 +136,16 @@ async def test_a_verdict_too_large_for_the_broker_is_cut_or_dead_lettered(
 async def test_a_fault_of_ours_is_loud_and_the_record_still_ends(
     settings: GatewaySettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import monitor_gateway.gateway as gateway_module
+    import monitor_gateway.pipeline as pipeline_module
 
-    real = gateway_module.parse_trajectory
+    real = pipeline_module.parse_trajectory
 
     def broken(value: bytes | None, max_bytes: int) -> object:
         if value and b"POISON" in value:
             raise RuntimeError("parser exploded")
         return real(value, max_bytes)
 
-    monkeypatch.setattr(gateway_module, "parse_trajectory", broken)
+    monkeypatch.setattr(pipeline_module, "parse_trajectory", broken)
     records = [(f"k{i}".encode(), json.dumps(
         {"id": f"k{i}", "request": "POISON" if i == 3 else "q", "response": "a"}).encode(), [])
         for i in range(10)]
@@ -158,7 +160,7 @@ async def test_a_fault_of_ours_is_loud_and_the_record_still_ends(
         healthy = await gateway.healthy()
 
         gateway._stuck.add(gateway.tracker.start(  # a record a fault left with no outcome
-            gateway_module.TopicPartition(settings.input_topic, 0), 10_000))
+            TopicPartition(settings.input_topic, 0), 10_000))
         assert not await gateway.healthy()
 
     [letter] = [json.loads(r.value) for r in letters]
@@ -166,3 +168,47 @@ async def test_a_fault_of_ours_is_loud_and_the_record_still_ends(
     assert letter["detail"] == "gateway error: RuntimeError: parser exploded"
     assert len(verdicts) == 9 and faults == 1 and healthy
     assert sum(p or 0 for p in positions.values()) == 10
+
+
+async def test_a_dead_commit_loop_is_unhealthy_until_it_is_back(
+    settings: GatewaySettings,
+) -> None:
+    from monitor_gateway.embedded import free_port
+
+    settings = settings.model_copy(update={"metrics_port": free_port(),
+                                           "metrics_host": "127.0.0.1"})
+    health = f"http://127.0.0.1:{settings.metrics_port}/health"
+    async with running(settings, RulesMonitor()) as gateway:
+        await produce(settings.kafka_bootstrap, settings.input_topic, [
+            (b"a", json.dumps({"id": "a", "request": "q", "response": "x"}).encode(), [])])
+        await consume(settings.kafka_bootstrap, settings.verdict_topic, 1)
+        gateway.supervisor.restart_after = 1.0
+        real = gateway.committer.commit
+        calls = 0
+
+        async def dies_once(only: object = None) -> None:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise RuntimeError("commit loop bug")
+            await real()
+
+        gateway.committer.commit = dies_once  # type: ignore[method-assign]
+        seen = []
+        async with aiohttp.ClientSession() as http:
+            for _ in range(40):
+                async with http.get(health) as response:
+                    seen.append(response.status)
+                if 503 in seen and seen[-1] == 204:
+                    break
+                await asyncio.sleep(0.1)
+        await produce(settings.kafka_bootstrap, settings.input_topic, [
+            (b"b", json.dumps({"id": "b", "request": "q", "response": "x"}).encode(), [])])
+        await consume(settings.kafka_bootstrap, settings.verdict_topic, 2)
+        await asyncio.sleep(0.5)
+        positions = await committed(settings.kafka_bootstrap, settings.group_id,
+                                    settings.input_topic)
+        deaths = gateway.registry.get_sample_value("monitor_gateway_internal_errors_total")
+    assert 503 in seen and seen[-1] == 204  # down while the loop was dead, then back
+    assert sum(p or 0 for p in positions.values()) == 2  # and it commits again
+    assert deaths == 1

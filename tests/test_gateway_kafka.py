@@ -219,14 +219,14 @@ async def test_metrics_and_health_endpoints(settings: GatewaySettings) -> None:
 async def test_a_gateway_bug_on_one_record_becomes_an_error_verdict(
     settings: GatewaySettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import monitor_gateway.gateway as gateway_module
+    import monitor_gateway.pipeline as pipeline_module
 
     def broken(trajectory: object, quotes: list[object]) -> list[object]:
         if quotes:
             raise RuntimeError("grounding exploded")
         return []
 
-    monkeypatch.setattr(gateway_module, "ground", broken)
+    monkeypatch.setattr(pipeline_module, "ground", broken)
     async with running(settings, RulesMonitor()):
         await produce(settings.kafka_bootstrap, settings.input_topic, [
             (b"a", json.dumps(GAMED).encode(), []),

@@ -1,0 +1,169 @@
+"""One record in, one outgoing message out: ingest, monitor, evidence, decision, verdict.
+
+The pipeline knows nothing of consumers, commits or sending: it turns a fetched record into
+the message that is its outcome (a verdict, or a dead letter with the reason), and tells the
+observer what happened on the way.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import NamedTuple
+
+from aiokafka import ConsumerRecord
+from opentelemetry.trace import Span
+
+from .calling import Backend, Deadlines, MonitorFailure, RetryPolicy, call_monitor, judge_inline
+from .evidence import ground
+from .ingest import Rejection, dead_letter, parse_trajectory, read_replay
+from .monitors.base import InlineMonitor, Judgement, Monitor
+from .observe import Observer
+from .offsets import Ticket
+from .policy import Policy
+from .publish import Outgoing
+from .schema import MonitorCard, Trajectory, Verdict, utcnow
+from .settings import GatewaySettings
+from .verdict import build_verdict, fit
+
+log = logging.getLogger(__name__)
+
+# room for the key, headers and record framing around a verdict's JSON
+ENVELOPE = 2048
+
+
+class Work(NamedTuple):
+    """One input record on its way through: where it came from, when, and its trace."""
+
+    record: ConsumerRecord[bytes, bytes]
+    ticket: Ticket
+    received_at: datetime
+    started: float
+    span: Span | None
+
+
+class Pipeline:
+    def __init__(self, settings: GatewaySettings, monitor: Monitor, policy: Policy,
+                 backend: Backend, observer: Observer) -> None:
+        self.settings = settings
+        self.monitor = monitor
+        self.policy = policy
+        self.backend = backend
+        self.observer = observer
+        self.inline = monitor if isinstance(monitor, InlineMonitor) else None
+        self.retry = RetryPolicy(timeout=settings.monitor_timeout,
+                                 retries=settings.monitor_retries, backoff=settings.retry_backoff)
+        self.deadlines = Deadlines(resolution=min(0.05, settings.monitor_timeout / 4))
+
+    def receive(self, record: ConsumerRecord[bytes, bytes], ticket: Ticket) -> Work:
+        return Work(record, ticket, utcnow(), time.perf_counter(), self.observer.received(record))
+
+    def first(self, work: Work) -> Outgoing | Trajectory:
+        """The dead letter of a record that is no trajectory; with an inline monitor (pure
+        computation) the verdict, judged right here; otherwise the trajectory, for
+        :meth:`judge`."""
+        parsed = parse_trajectory(work.record.value, self.settings.max_message_bytes)
+        if isinstance(parsed, Rejection):
+            return self.dead_letter(work, parsed)
+        if self.inline is None:
+            return parsed
+        span = self.observer.judging(work.span, self.monitor.card)
+        outcome = judge_inline(self.inline, parsed)
+        self.observer.judged(span, outcome)
+        return self.verdict(work, parsed, outcome, time.perf_counter() - work.started)
+
+    async def judge(self, work: Work, trajectory: Trajectory) -> Outgoing:
+        """An asynchronous monitor's call, within the backend's limit and breaker."""
+        span = self.observer.judging(work.span, self.monitor.card)
+        with self.observer.tracing.current(span):
+            outcome, seconds = await call_monitor(self.monitor, trajectory, self.retry,
+                                                  self.deadlines, self.backend)
+        self.observer.judged(span, outcome)
+        return self.verdict(work, trajectory, outcome, seconds)
+
+    def verdict(self, work: Work, trajectory: Trajectory, outcome: Judgement | MonitorFailure,
+                monitor_seconds: float) -> Outgoing:
+        # the replay headers are read here, after the monitor: it never sees them
+        tag, echoed = read_replay(work.record.headers)
+
+        def build(outcome: Judgement | MonitorFailure) -> Verdict:
+            return build_verdict(
+                trajectory, outcome,
+                ground(trajectory, outcome.quotes) if isinstance(outcome, Judgement) else [],
+                card=self._card(outcome), policy=self.policy, tag=tag,
+                received_at=work.received_at, monitor_seconds=monitor_seconds,
+                gateway_seconds=time.perf_counter() - work.started)
+
+        try:
+            verdict = build(outcome)
+        except Exception as exc:  # a bug of ours must cost a verdict's quality, not a record
+            log.exception("cannot build the verdict of %r", trajectory.id)
+            outcome = MonitorFailure(f"gateway error: {type(exc).__name__}: {exc}", attempts=0)
+            verdict = build(outcome)
+        self.observer.decided(work.span, verdict)
+        produced_at = work.record.timestamp / 1000
+
+        def acknowledged() -> None:
+            self.observer.verdict_acknowledged(verdict, tag, trajectory.task_type, outcome,
+                                               produced_at, time.time())
+
+        return self._verdict_message(verdict, echoed, work, acknowledged)
+
+    def _card(self, outcome: Judgement | MonitorFailure) -> MonitorCard:
+        """The monitor that judged: a cascade names its deciding stage."""
+        if isinstance(outcome, Judgement) and outcome.card is not None:
+            return outcome.card
+        return self.monitor.card
+
+    def _verdict_message(self, verdict: Verdict, headers: list[tuple[str, bytes]], work: Work,
+                         acknowledged: Callable[[], None]) -> Outgoing:
+        """The verdict as a message; if the broker refuses it as too large, it is cut to fit
+        (each refusal halves the target), and once nothing is left to cut it becomes a dead
+        letter: the partition never stalls on it."""
+        value = verdict.model_dump_json().encode()
+
+        def smaller() -> Outgoing | None:
+            target = min(self.settings.max_publish_bytes - ENVELOPE, len(value) // 2)
+            fitted = fit(verdict, target)
+            if fitted is None:
+                self.observer.cut("dead_letter")
+                return self.dead_letter(work, Rejection(
+                    "verdict_too_large",
+                    f"the verdict of {verdict.trajectory_id!r} ({len(value)} bytes) was "
+                    "refused as too large even without metadata, rationale and evidence"))
+            self.observer.cut("cut")
+            return self._verdict_message(fitted, headers, work, acknowledged)
+
+        return Outgoing(self.settings.verdict_topic, value, verdict.trajectory_id.encode(),
+                        headers, acknowledged, smaller)
+
+    def dead_letter(self, work: Work, why: Rejection, value_max: int | None = None) -> Outgoing:
+        """The dead letter as a message; if refused as too large, its copy of the input is
+        halved until it fits, then left out (``value_truncated`` says so)."""
+        record = work.record
+        if value_max is None:
+            log.info("dead letter %s at %s/%d/%d: %s", why.error, record.topic,
+                     record.partition, record.offset, why.detail)
+            self.observer.rejected(work.span, why.error)
+        letter = dead_letter(why, topic=record.topic, partition=record.partition,
+                             offset=record.offset, key=record.key, value=record.value,
+                             **({"value_max": value_max} if value_max is not None else {}))
+        kept = len(record.value or b"") if value_max is None else value_max
+
+        def smaller() -> Outgoing | None:
+            return self.dead_letter(work, why, kept // 2) if kept else None
+
+        return Outgoing(self.settings.dlq_topic, letter.model_dump_json().encode(), record.key,
+                        [], self.observer.dead_letter_acknowledged, smaller)
+
+    def fault(self, work: Work, exc: Exception) -> Outgoing:
+        """A fault of the gateway's own on one record: logged with its traceback, counted,
+        and the record dead-lettered with the reason."""
+        record = work.record
+        log.error("internal error on %s/%d/%d", record.topic, record.partition, record.offset,
+                  exc_info=exc)
+        self.observer.fault()
+        return self.dead_letter(work, Rejection(
+            "internal_error", f"gateway error: {type(exc).__name__}: {exc}"))
