@@ -25,7 +25,7 @@ from throughput import fill, fresh, output_stamps, per_second
 
 from monitor_gateway.embedded import EmbeddedBroker, free_port
 from monitor_gateway.gateway import Gateway, tune_gc
-from monitor_gateway.monitors import build_monitor
+from monitor_gateway.monitors.llm import LLMJudge, LLMSettings
 
 LATENCY = 0.2
 REPLY = {
@@ -60,11 +60,11 @@ async def measure(bootstrap: str, base_url: str, n: int, concurrency: int,
                   transport: str = "aiohttp", adaptive: bool = True) -> tuple[float, float]:
     """Verdicts a second over the whole run, and over its second half (past any ramp)."""
     settings = fresh(bootstrap, concurrency).model_copy(update={
-        "monitor": "openai", "openai_base_url": base_url, "openai_model": "bench",
-        "openai_transport": transport, "structured_output": "none",
-        "adaptive_concurrency": adaptive})
+        "monitor": "openai", "adaptive_concurrency": adaptive})
+    llm = LLMSettings(openai_base_url=base_url, openai_model="bench",
+                      openai_transport=transport, structured_output="none")
     await fill(settings, n)
-    gateway = Gateway(settings, build_monitor(settings))
+    gateway = Gateway(settings, LLMJudge(settings, llm))
     limits: list[float] = []
 
     async def watch() -> None:

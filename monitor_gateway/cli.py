@@ -19,7 +19,7 @@ from rich.markup import escape
 from .embedded import BrokerError, EmbeddedBroker, create_topics
 from .gateway import run_until_signalled
 from .logs import install_repeat_filter
-from .monitors import build_monitor
+from .monitors import available, build_monitor
 from .settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
 from .tracing import from_settings
 
@@ -70,7 +70,7 @@ def serve(
     dlq_topic: Annotated[str | None, typer.Option()] = None,
     group_id: Annotated[str | None, typer.Option()] = None,
     monitor: Annotated[str | None, typer.Option(
-        help="rules, classifier, openai, cascade, or a plugin 'package.module:factory'")] = None,
+        help=f"{', '.join(available())}, or a plugin 'package.module:factory'")] = None,
     monitor_config: Annotated[Path | None, typer.Option(
         help="TOML with [thresholds] and cascade [[stage]] tables")] = None,
     threshold: Annotated[float | None, typer.Option()] = None,

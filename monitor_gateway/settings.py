@@ -71,30 +71,19 @@ class KafkaSettings(BaseSettings):
 
 
 class GatewaySettings(KafkaSettings):
-    """Everything ``monitor-gateway serve`` reads. The CONTRACT's names, plus the documented
-    extensions below ``template``."""
+    """What ``monitor-gateway serve`` reads besides the monitor backend's own settings (the
+    LLM judge's are in ``monitors/llm.py``, the classifier's in ``monitors/classifier.py``):
+    the contract's names, plus the documented extensions."""
 
     group_id: str = "monitor-gateway"
-    monitor: str = Field(
-        default="rules",
-        description="rules, classifier, openai, cascade, or a plugin as 'package.module:factory'",
-    )
+    # a registered monitor's name (monitor_gateway/monitors/registry.py), or a plugin as
+    # 'package.module:factory'; each backend reads its own settings next to it
+    monitor: str = "rules"
     threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     fail_policy: Literal["open", "closed"] = "open"
     concurrency: int = Field(default=64, ge=1, le=10_000)
     max_message_bytes: int = Field(default=1024 * 1024, ge=1)
     metrics_port: int = Field(default=9464, ge=0, le=65535)
-    openai_base_url: str | None = None
-    openai_model: str | None = None
-    openai_api_key: SecretStr | None = None
-    template: Literal["direct", "evidence"] = "evidence"
-    classifier_path: str = "out/classifier.json"
-    structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
-    few_shot_path: str | None = None
-    prompt_budget_chars: int = Field(default=24_000, ge=1000)
-    openai_concurrency: int | None = Field(default=None, ge=1)
-    openai_transport: Literal["aiohttp", "httpx"] = "aiohttp"
-    openai_logprobs: bool = True
     monitor_version: str = "1"
     monitor_config: str | None = None
     monitor_note: str | None = None
@@ -119,7 +108,7 @@ class GatewaySettings(KafkaSettings):
     otlp_endpoint: str | None = None  # OTLP/HTTP collector base URL; unset: no tracing
 
 
-S = TypeVar("S", bound=KafkaSettings)
+S = TypeVar("S", bound=BaseSettings)
 
 
 class SettingsError(ValueError):

@@ -22,7 +22,7 @@ from monitor_gateway.cli import Bootstrap, LogLevel, console, fail, run, setup_l
 from monitor_gateway.config import Calibration, Measured, MonitorConfig, load_config
 from monitor_gateway.embedded import BrokerError, EmbeddedBroker, create_topics
 from monitor_gateway.gateway import Gateway, tune_gc
-from monitor_gateway.monitors import ClassifierMonitor, Monitor, build_monitor
+from monitor_gateway.monitors import ClassifierMonitor, Monitor
 from monitor_gateway.monitors.classifier import LinearModel
 from monitor_gateway.schema import CATEGORIES, Category
 from monitor_gateway.settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
@@ -236,10 +236,9 @@ def demo(
             console.print(f"embedded broker on {bootstrap}")
         settings = load_settings(GatewaySettings, {
             "kafka_bootstrap": bootstrap, "metrics_port": metrics_port,
-            "monitor": "classifier", "classifier_path": str(model_path),
-            "group_id": "monitor-gateway-demo"})
+            "monitor": "classifier", "group_id": "monitor-gateway-demo"})
         test = [s for s in samples if s.split == "test"]
-        monitor = build_monitor(settings)
+        monitor = ClassifierMonitor(LinearModel.load(model_path))
         report, results = run(_demo(settings, monitor, test, partitions))
         if transfer:
             report["transfer"] = run(_transfer(settings, samples, partitions))

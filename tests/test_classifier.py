@@ -73,13 +73,15 @@ def test_a_category_threshold_below_one_half_applies_to_it(model: LinearModel) -
     assert verdict.monitor.label.endswith(f"threshold {verdict.threshold:g}")
 
 
-def test_saved_as_json_and_loaded_by_the_gateway(model: LinearModel, tmp_path: Path) -> None:
+def test_saved_as_json_and_loaded_by_the_gateway(model: LinearModel, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "classifier.json"
     path.write_text(json.dumps(model.to_json()))
-    loaded = build_monitor(GatewaySettings(monitor="classifier", classifier_path=str(path)))
+    monkeypatch.setenv("MONITOR_GATEWAY_CLASSIFIER_PATH", str(path))
+    loaded = build_monitor(GatewaySettings(monitor="classifier"))
     assert isinstance(loaded, ClassifierMonitor)
     trajectory = Trajectory(id="d", request="r", response="pytest.skip('flaky')")
     assert loaded.judge_now(trajectory) == ClassifierMonitor(model).judge_now(trajectory)
     path.write_text("{}")
     with pytest.raises(SettingsError, match="classifier format None, this version reads 1"):
-        build_monitor(GatewaySettings(monitor="classifier", classifier_path=str(path)))
+        build_monitor(GatewaySettings(monitor="classifier"))

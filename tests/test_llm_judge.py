@@ -16,7 +16,7 @@ from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings
 
 pytest.importorskip("openai", reason="needs the llm extra")
-from monitor_gateway.monitors.llm import LLMJudge
+from monitor_gateway.monitors.llm import LLMJudge, LLMSettings
 
 try:  # the HTTP client the openai client is built on: httpx2 in its 3.x releases
     import httpx2 as httpx
@@ -38,8 +38,8 @@ def completion(content: str, logprobs: list[dict[str, object]] | None = None) ->
 def judge(handler: Callable[[httpx.Request], httpx.Response], **settings: object) -> LLMJudge:
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
     chosen = {"openai_logprobs": False, **settings}
-    return LLMJudge(GatewaySettings(monitor="openai", openai_base_url="http://server/v1",
-                                    openai_model="m", **chosen), http_client=client)
+    llm = LLMSettings(openai_base_url="http://server/v1", openai_model="m", **chosen)
+    return LLMJudge(GatewaySettings(monitor="openai"), llm, http_client=client)
 
 
 async def test_concurrent_calls_refused_a_format_fall_back_to_the_next_not_past_it() -> None:

@@ -18,7 +18,7 @@ import pytest
 from conftest import consume, produce, running
 
 from monitor_gateway.embedded import free_port
-from monitor_gateway.monitors import build_monitor
+from monitor_gateway.monitors.llm import LLMJudge, LLMSettings
 from monitor_gateway.settings import GatewaySettings
 from replay.builtin import build
 
@@ -72,11 +72,11 @@ async def test_llm_judge_through_the_gateway_against_a_real_server(
     logprobs: bool,
 ) -> None:
     settings = settings.model_copy(update={
-        "monitor": "openai", "openai_base_url": llama_server, "openai_model": "gemma",
-        "template": template, "structured_output": structured, "openai_logprobs": logprobs,
-        "monitor_timeout": 150.0, "monitor_retries": 1, "concurrency": 8})
+        "monitor": "openai", "monitor_timeout": 150.0, "monitor_retries": 1, "concurrency": 8})
+    llm = LLMSettings(openai_base_url=llama_server, openai_model="gemma", template=template,
+                      structured_output=structured, openai_logprobs=logprobs)
     samples = [s for s in build(split="test") if s.task_type in ("code", "qa")][:3]
-    async with running(settings, build_monitor(settings)):
+    async with running(settings, LLMJudge(settings, llm)):
         await produce(settings.kafka_bootstrap, settings.input_topic, [
             (s.id.encode(), json.dumps(s.trajectory()).encode(), []) for s in samples])
         records = await consume(settings.kafka_bootstrap, settings.verdict_topic, len(samples),

@@ -17,11 +17,12 @@ import pytest
 from conftest import committed, consume, produce, running
 
 from monitor_gateway.embedded import free_port
-from monitor_gateway.monitors import build_monitor
 from monitor_gateway.settings import GatewaySettings
 
 pytestmark = pytest.mark.kafka
 pytest.importorskip("openai", reason="needs the llm extra")
+from monitor_gateway.monitors.llm import LLMJudge, LLMSettings  # noqa: E402
+
 SERVER = Path(__file__).parents[1] / "benchmarks" / "llm_throughput.py"
 
 
@@ -46,15 +47,16 @@ async def test_a_backend_outage_is_waited_out_not_passed_unjudged(
     port = free_port()
     server = start_server(port)
     settings = settings.model_copy(update={
-        "monitor": "openai", "openai_base_url": f"http://127.0.0.1:{port}/v1",
-        "openai_model": "stub", "structured_output": "none", "openai_logprobs": False,
-        "concurrency": 4, "adaptive_concurrency": False, "monitor_timeout": 2.0})
+        "monitor": "openai", "concurrency": 4, "adaptive_concurrency": False,
+        "monitor_timeout": 2.0})
+    llm = LLMSettings(openai_base_url=f"http://127.0.0.1:{port}/v1", openai_model="stub",
+                      structured_output="none", openai_logprobs=False)
     n = 600
     records = [(f"t{i}".encode(),
                 json.dumps({"id": f"t{i}", "request": "q", "response": "a"}).encode(), [])
                for i in range(n)]
     try:
-        async with running(settings, build_monitor(settings)) as gateway:
+        async with running(settings, LLMJudge(settings, llm)) as gateway:
             await produce(settings.kafka_bootstrap, settings.input_topic, records)
             await consume(settings.kafka_bootstrap, settings.verdict_topic, 60)
             server.kill()  # mid-stream: 4 calls at 50 ms, 80/s, 600 take 7.5 s

@@ -12,7 +12,9 @@ import hashlib
 import time
 from dataclasses import dataclass, replace
 
+from ..config import load_config
 from ..schema import MonitorCard, Trajectory
+from ..settings import GatewaySettings, SettingsError
 from .base import Closeable, InlineMonitor, Judgement, Monitor
 
 
@@ -60,3 +62,18 @@ class CascadeMonitor:
             template=stage.template, version=self.card.version,
             label=f"{self.card.label}; decided by stage {index + 1}: {stage.label}",
         )
+
+
+def from_settings(settings: GatewaySettings) -> CascadeMonitor:
+    """``MONITOR=cascade``: the stages of ``--monitor-config``, each built by name."""
+    from .registry import build_monitor
+
+    stages = load_config(settings.monitor_config).stage
+    if not stages:
+        raise SettingsError("MONITOR=cascade needs a --monitor-config file with [[stage]] "
+                            "tables")
+    if any(stage.monitor == "cascade" for stage in stages):
+        raise SettingsError("a cascade stage cannot itself be a cascade")
+    return CascadeMonitor([
+        Step(build_monitor(settings.model_copy(update={"monitor": stage.monitor})),
+             stage.low, stage.high) for stage in stages])

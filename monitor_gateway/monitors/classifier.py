@@ -20,8 +20,10 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
 from ..schema import Category, MonitorCard, Severity, Trajectory
-from ..settings import SettingsError
+from ..settings import ENV_PREFIX, GatewaySettings, SettingsError, load_settings
 from .base import Judgement, Quote
 
 FORMAT = 1
@@ -179,3 +181,17 @@ class ClassifierMonitor:
             if all(text != q.text for q in quotes):
                 quotes.append(Quote(text, first.source, first.start))
         return quotes
+
+
+class ClassifierSettings(BaseSettings):
+    """The classifier's own setting, read from ``MONITOR_GATEWAY_CLASSIFIER_PATH``."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+
+    classifier_path: str = "out/classifier.json"
+
+
+def from_settings(settings: GatewaySettings) -> ClassifierMonitor:
+    """``MONITOR=classifier``: the model ``monitor-gateway train`` wrote."""
+    own = load_settings(ClassifierSettings, {})
+    return ClassifierMonitor(LinearModel.load(Path(own.classifier_path)))

@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlparse
 
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
 from ..schema import MonitorCard, Trajectory
-from ..settings import GatewaySettings, SettingsError
+from ..settings import ENV_PREFIX, GatewaySettings, SettingsError, load_settings
 from .base import Judgement, MonitorUnavailable, Quote
 from .prompts import (
     SCHEMAS,
@@ -62,8 +65,32 @@ def load_few_shot(path: str | None) -> list[dict[str, str]]:
         raise SettingsError(f"{path}: not a few-shot file: {exc}") from None
 
 
+class LLMSettings(BaseSettings):
+    """The LLM judge's own settings, read from the same ``MONITOR_GATEWAY_`` variables as
+    the gateway's (``MONITOR_GATEWAY_OPENAI_BASE_URL``, ``..._TEMPLATE``, ...)."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+
+    openai_base_url: str | None = None
+    openai_model: str | None = None
+    openai_api_key: SecretStr | None = None
+    template: Template = "evidence"
+    structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
+    few_shot_path: str | None = None
+    prompt_budget_chars: int = Field(default=24_000, ge=1000)
+    openai_concurrency: int | None = Field(default=None, ge=1)
+    openai_transport: Literal["aiohttp", "httpx"] = "aiohttp"
+    openai_logprobs: bool = True
+
+
+def from_settings(settings: GatewaySettings) -> LLMJudge:
+    """``MONITOR=openai``."""
+    return LLMJudge(settings, load_settings(LLMSettings, {}))
+
+
 class LLMJudge:
-    def __init__(self, settings: GatewaySettings, http_client: Any = None) -> None:
+    def __init__(self, gateway: GatewaySettings, settings: LLMSettings,
+                 http_client: Any = None) -> None:
         """``http_client``: an ``httpx.AsyncClient`` to talk through instead of the
         configured transport (tests pass one with a mock transport)."""
         try:
@@ -81,7 +108,7 @@ class LLMJudge:
                                     if settings.openai_transport == "aiohttp" else None)
         self.client = AsyncOpenAI(base_url=settings.openai_base_url, api_key=key,
                                   http_client=transport, max_retries=0,
-                                  timeout=settings.monitor_timeout)
+                                  timeout=gateway.monitor_timeout)
         self.model = settings.openai_model
         self.template: Template = settings.template
         self.budget = Budget(settings.prompt_budget_chars)
@@ -89,13 +116,13 @@ class LLMJudge:
         self.modes: list[Mode] = (list(MODES) if settings.structured_output == "auto"
                                   else [settings.structured_output])
         self.logprobs = settings.openai_logprobs
-        self._slots = asyncio.Semaphore(settings.openai_concurrency or settings.concurrency)
+        self._slots = asyncio.Semaphore(settings.openai_concurrency or gateway.concurrency)
         host = urlparse(settings.openai_base_url).netloc or settings.openai_base_url
         self.card = MonitorCard(
             name=f"llm-{self.model}", backend="openai", model=self.model,
-            template=self.template, version=settings.monitor_version,
+            template=self.template, version=gateway.monitor_version,
             label=(f"LLM judge {self.model} at {host}, {self.template} template"
-                   + (f", {settings.monitor_note}" if settings.monitor_note else "")),
+                   + (f", {gateway.monitor_note}" if gateway.monitor_note else "")),
         )
 
     async def aclose(self) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from ..schema import Category, MonitorCard, Severity, Trajectory
+from ..settings import GatewaySettings
 from .base import Judgement, Quote
 
 RULESET_VERSION = "2026-11-22.1"
@@ -211,3 +212,8 @@ class RulesMonitor:
             quotes=[h.quote for h in hits[:MAX_QUOTES]],
             rationale="; ".join(reasons),
         )
+
+
+def from_settings(settings: GatewaySettings) -> RulesMonitor:
+    """``MONITOR=rules``."""
+    return RulesMonitor()

@@ -1,0 +1,48 @@
+"""Monitors by name: the built-in backends, plugins installed under the
+``monitor_gateway.monitors`` entry point group, or ``package.module:factory`` given as is.
+
+A factory takes the gateway's settings and returns a :class:`Monitor`, reading its own
+backend's settings itself. Factories are named by ``module:attr`` strings and imported only
+when chosen, so the service starts without the dependencies of backends it does not use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from importlib.metadata import entry_points
+
+from ..settings import GatewaySettings, SettingsError
+from .base import Monitor
+
+GROUP = "monitor_gateway.monitors"
+BUILT_IN = {
+    "rules": "monitor_gateway.monitors.rules:from_settings",
+    "classifier": "monitor_gateway.monitors.classifier:from_settings",
+    "openai": "monitor_gateway.monitors.llm:from_settings",
+    "cascade": "monitor_gateway.monitors.cascade:from_settings",
+}
+Factory = Callable[[GatewaySettings], Monitor]
+
+
+def available() -> dict[str, str]:
+    """Every monitor name and the factory it stands for: built-ins, then plugins."""
+    return BUILT_IN | {entry.name: entry.value for entry in entry_points(group=GROUP)}
+
+
+def build_monitor(settings: GatewaySettings) -> Monitor:
+    """The monitor ``MONITOR`` names: a registered name or ``package.module:factory``."""
+    name = settings.monitor
+    target = available().get(name, name if ":" in name else None)
+    if target is None:
+        raise SettingsError(f"MONITOR_GATEWAY_MONITOR: unknown monitor {name!r}; registered: "
+                            f"{', '.join(available())}, or a plugin as 'package.module:factory'")
+    module_name, _, attr = target.partition(":")
+    try:
+        factory: Factory = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise SettingsError(f"MONITOR_GATEWAY_MONITOR: cannot load {name!r}: {exc}") from None
+    monitor = factory(settings)
+    if not isinstance(monitor, Monitor):
+        raise SettingsError(f"MONITOR_GATEWAY_MONITOR: {name!r} did not return a Monitor")
+    return monitor
