@@ -54,7 +54,7 @@ def test_the_llm_judge_reads_its_settings_from_the_usual_variables(
     monkeypatch.setenv("MONITOR_GATEWAY_TEMPLATE", "direct")
     judge = build_monitor(GatewaySettings(monitor="openai"))
     assert judge.card.model == "monitor-lora" and judge.card.template == "direct"
-    assert "LLM judge monitor-lora at vllm:8000, direct template" == judge.card.label
+    assert judge.card.label == "LLM judge monitor-lora at vllm:8000, direct template"
     monkeypatch.setenv("MONITOR_GATEWAY_TEMPLATE", "verbose")
     with pytest.raises(SettingsError, match="MONITOR_GATEWAY_TEMPLATE"):
         build_monitor(GatewaySettings(monitor="openai"))
