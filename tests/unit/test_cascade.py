@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from conftest import consume, produce, running
+from kafka_io import consume, produce, running
 from monitors import Scripted
 
 from monitor_gateway.monitors import RulesMonitor, build_monitor

@@ -10,18 +10,17 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import aiohttp
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from conftest import committed, consume, produce
+from kafka_io import committed, consume, produce
+from paths import TESTS
 
 from monitor_gateway.embedded import free_port
 from monitor_gateway.settings import GatewaySettings
 
 pytestmark = pytest.mark.kafka
-TESTS = Path(__file__).parent
 
 
 def serve(settings: GatewaySettings, **env: str) -> tuple[subprocess.Popen[bytes], int]:

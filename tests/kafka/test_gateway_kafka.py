@@ -9,7 +9,7 @@ from datetime import datetime
 
 import aiohttp
 import pytest
-from conftest import committed, consume, produce, running
+from kafka_io import committed, consume, produce, running
 from monitors import Scripted
 
 from monitor_gateway.monitors import RulesMonitor

@@ -11,7 +11,7 @@ import uuid
 import aiohttp
 import pytest
 from aiokafka import TopicPartition
-from conftest import committed, consume, produce, running
+from kafka_io import committed, consume, outcomes, produce, running
 from monitors import card
 
 from monitor_gateway.embedded import create_topics
@@ -49,19 +49,14 @@ async def test_unreadable_header_values_never_lose_a_record(settings: GatewaySet
         records.append((f"t{i}".encode(), value, hostile_headers(i)))
     async with running(settings, RulesMonitor()) as gateway:
         await produce(settings.kafka_bootstrap, settings.input_topic, records)  # type: ignore[arg-type]
-        verdicts = await consume(settings.kafka_bootstrap, settings.verdict_topic, n - n // 10)
-        letters = await consume(settings.kafka_bootstrap, settings.dlq_topic, n // 10)
-        await asyncio.sleep(0.5)
-        positions = await committed(settings.kafka_bootstrap, settings.group_id,
-                                    settings.input_topic)
+        verdicts, letters, positions = await outcomes(settings, n - n // 10, n // 10)
         assert await gateway.healthy()
-        replayed = sum(gateway.registry.get_sample_value(
+        replayed = gateway.registry.get_sample_value(
             "monitor_gateway_replay_outcomes_total",
-            {"outcome": "tn", "category": "sycophancy_bias", "task_type": "none"}) or 0
-            for _ in [0])
+            {"outcome": "tn", "category": "sycophancy_bias", "task_type": "none"})
 
-    outcomes = sorted([r.key for r in verdicts] + [r.key for r in letters])
-    assert outcomes == sorted(k for k, _, _ in records)  # exactly one outcome each
+    ended = sorted([r.key for r in verdicts] + [r.key for r in letters])
+    assert ended == sorted(k for k, _, _ in records)  # exactly one outcome each
     assert sum(p or 0 for p in positions.values()) == n
     for record in verdicts:
         verdict = json.loads(record.value)
@@ -114,11 +109,7 @@ async def test_a_verdict_too_large_for_the_broker_is_cut_or_dead_lettered(
     records = [(b"same", json.dumps(t).encode(), []) for t in (big, fail, *after)]
     async with running(settings, Bloated()) as gateway:
         await produce(settings.kafka_bootstrap, settings.input_topic, records)
-        verdicts = await consume(settings.kafka_bootstrap, settings.verdict_topic, 21)
-        letters = await consume(settings.kafka_bootstrap, settings.dlq_topic, 1)
-        await asyncio.sleep(0.5)
-        positions = await committed(settings.kafka_bootstrap, settings.group_id,
-                                    settings.input_topic)
+        verdicts, letters, positions = await outcomes(settings, 21, 1)
         cut = gateway.registry.get_sample_value("monitor_gateway_verdicts_cut_total",
                                                 {"outcome": "cut"})
 
@@ -151,11 +142,7 @@ async def test_a_fault_of_ours_is_loud_and_the_record_still_ends(
         for i in range(10)]
     async with running(settings, RulesMonitor()) as gateway:
         await produce(settings.kafka_bootstrap, settings.input_topic, records)
-        verdicts = await consume(settings.kafka_bootstrap, settings.verdict_topic, 9)
-        letters = await consume(settings.kafka_bootstrap, settings.dlq_topic, 1)
-        await asyncio.sleep(0.5)
-        positions = await committed(settings.kafka_bootstrap, settings.group_id,
-                                    settings.input_topic)
+        verdicts, letters, positions = await outcomes(settings, 9, 1)
         faults = gateway.registry.get_sample_value("monitor_gateway_internal_errors_total")
         healthy = await gateway.healthy()
 

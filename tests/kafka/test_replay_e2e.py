@@ -11,7 +11,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from conftest import running
+from kafka_io import running
 from prometheus_client.parser import text_string_to_metric_families
 
 from monitor_gateway.embedded import free_port

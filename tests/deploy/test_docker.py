@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
-ROOT = Path(__file__).parent.parent
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 
 
@@ -49,3 +49,8 @@ def test_the_final_image_is_slim_non_root_and_serves_by_default() -> None:
     assert any(line.startswith("HEALTHCHECK") for line in lines)
     assert "/health" in DOCKERFILE
     assert 'ENTRYPOINT ["monitor-gateway"]' in lines and 'CMD ["serve"]' in lines
+
+
+def test_the_image_leaves_the_benchmark_layers_dependencies_out() -> None:
+    [install] = [line for line in DOCKERFILE.splitlines() if "pip install" in line]
+    assert "[llm,otel]" in install and "bench" not in install

@@ -11,19 +11,19 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
-from conftest import committed, consume, produce, running
+from kafka_io import committed, consume, produce, running
+from paths import ROOT
 
 from monitor_gateway.embedded import free_port
+from monitor_gateway.monitors.llm import LLMJudge, LLMSettings
 from monitor_gateway.settings import GatewaySettings
 
 pytestmark = pytest.mark.kafka
 pytest.importorskip("openai", reason="needs the llm extra")
-from monitor_gateway.monitors.llm import LLMJudge, LLMSettings  # noqa: E402
 
-SERVER = Path(__file__).parents[1] / "benchmarks" / "llm_throughput.py"
+SERVER = ROOT / "benchmarks" / "llm_throughput.py"
 
 
 def start_server(port: int) -> subprocess.Popen[bytes]:

@@ -15,8 +15,9 @@ from typing import Any
 import aiohttp
 import pytest
 import yaml
-from conftest import running
+from kafka_io import running
 from monitors import Hashed
+from paths import ROOT
 from rich.console import Console
 
 from monitor_gateway.embedded import free_port
@@ -26,7 +27,7 @@ from replay.harness import run_replay
 
 pytestmark = pytest.mark.kafka
 
-RULES = Path(__file__).parent.parent / "dashboards" / "monitor-gateway.rules.yml"
+RULES = ROOT / "dashboards" / "monitor-gateway.rules.yml"
 JOB = "monitor-gateway"
 
 

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
+from paths import ROOT
 from pydantic import BaseModel
 
 from monitor_gateway.schema import DeadLetter, Trajectory, Verdict
 from replay.dataset import Sample
 
-ROOT = Path(__file__).parents[1]
 CONTRACT = ROOT / "docs" / "contract.md"
 SHARED = ROOT.parent / "shared" / "CONTRACT.md"
 

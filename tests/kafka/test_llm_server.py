@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import consume, produce, running
+from kafka_io import consume, produce, running
 
 from monitor_gateway.embedded import free_port
 from monitor_gateway.monitors.llm import LLMJudge, LLMSettings

@@ -7,19 +7,19 @@ import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import promql_parser
 import pytest
 import yaml
+from paths import ROOT
 from prometheus_client import CollectorRegistry
 
 from monitor_gateway.gateway import Gateway
 from monitor_gateway.monitors import RulesMonitor
 from monitor_gateway.settings import GatewaySettings
 
-DASHBOARDS = Path(__file__).parent.parent / "dashboards"
+DASHBOARDS = ROOT / "dashboards"
 RULES = DASHBOARDS / "monitor-gateway.rules.yml"
 DASHBOARD = json.loads((DASHBOARDS / "monitor-gateway.json").read_text())
 CONTRACT_METRICS = {

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
-from conftest import consume, produce, running
+from kafka_io import consume, produce, running
 from monitors import Scripted
 from opentelemetry.propagate import inject
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import importlib
 import sys
-from pathlib import Path
 
 import pytest
+from paths import ROOT
 
-BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+BENCHMARKS = ROOT / "benchmarks"
 
 
 @pytest.mark.parametrize("name", ["throughput", "llm_throughput"])

@@ -15,8 +15,9 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from paths import ROOT
 
-K8S = Path(__file__).parent.parent / "k8s"
+K8S = ROOT / "k8s"
 OVERLAYS = sorted(p.parent for p in (K8S / "overlays").glob("*/kustomization.yaml"))
 KUBERNETES = "1.30"  # native sidecars (1.29+)
 CRDS = {(s["properties"]["apiVersion"]["const"], s["properties"]["kind"]["const"]): s
