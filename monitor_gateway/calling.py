@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .breaker import BackendOutage, CircuitBreaker
 from .limits import Limiter
-from .monitors.base import InlineMonitor, Judgement, Monitor, MonitorUnavailable
+from .monitors.base import InlineMonitor, Judgement, Monitor, MonitorFailure, MonitorUnavailable
 from .schema import Trajectory
 
 log = logging.getLogger(__name__)
@@ -35,12 +35,6 @@ class RetryPolicy:
     def delay(self, attempt: int) -> float:
         """Exponential backoff with full jitter, so retries from many tasks spread out."""
         return random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
-
-
-@dataclass(frozen=True, slots=True)
-class MonitorFailure:
-    reason: str
-    attempts: int
 
 
 class Deadlines:

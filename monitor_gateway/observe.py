@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .calling import MonitorFailure
 from .metrics import Metrics
-from .monitors.base import Judgement
+from .monitors.base import Delegated, Judgement, MonitorFailure
 from .publish import Outgoing
 from .schema import MonitorCard, ReplayTag, TaskType, Verdict
 from .tracing import Tracing
@@ -52,7 +51,7 @@ class Observer:
                              task_type: TaskType | None, outcome: Judgement | MonitorFailure,
                              produced_at: float, now: float) -> None:
         self.metrics.observe_verdict(verdict, tag, task_type, self._backend)
-        if isinstance(outcome, Judgement):
+        if isinstance(outcome, Delegated):
             for backend, seconds in outcome.stages:
                 self.metrics.observe_stage(backend, seconds)
         self.metrics.end_to_end_latency.observe(max(0.0, now - produced_at))

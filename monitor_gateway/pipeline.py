@@ -16,10 +16,10 @@ from typing import NamedTuple
 from aiokafka import ConsumerRecord
 from opentelemetry.trace import Span
 
-from .calling import Backend, Deadlines, MonitorFailure, RetryPolicy, call_monitor, judge_inline
+from .calling import Backend, Deadlines, RetryPolicy, call_monitor, judge_inline
 from .evidence import ground
 from .ingest import Rejection, dead_letter, parse_trajectory, read_replay
-from .monitors.base import InlineMonitor, Judgement, Monitor
+from .monitors.base import Delegated, InlineMonitor, Judgement, Monitor, MonitorFailure
 from .observe import Observer
 from .offsets import Ticket
 from .policy import Policy
@@ -113,7 +113,7 @@ class Pipeline:
 
     def _card(self, outcome: Judgement | MonitorFailure) -> MonitorCard:
         """The monitor that judged: a cascade names its deciding stage."""
-        if isinstance(outcome, Judgement) and outcome.card is not None:
+        if isinstance(outcome, Delegated):
             return outcome.card
         return self.monitor.card
 

@@ -18,8 +18,7 @@ from opentelemetry import trace
 from opentelemetry.propagate import extract, inject
 from opentelemetry.trace import Span, SpanKind, StatusCode, TracerProvider
 
-from .calling import MonitorFailure
-from .monitors.base import Judgement
+from .monitors.base import Delegated, Judgement, MonitorFailure
 from .publish import Outgoing
 from .schema import MonitorCard, Verdict
 from .settings import GatewaySettings, SettingsError
@@ -106,7 +105,7 @@ class Tracing:
             span.set_attribute("monitor_gateway.monitor.attempts", outcome.attempts)
         else:
             span.set_attribute("gen_ai.evaluation.score.value", outcome.score)
-            if outcome.card is not None:  # a cascade: the stage that decided
+            if isinstance(outcome, Delegated):  # a cascade: the stage that decided
                 span.set_attribute("monitor_gateway.monitor.decided_by", outcome.card.name)
         span.end()
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from .calling import MonitorFailure
-from .monitors.base import Judgement
+from .monitors.base import Judgement, MonitorFailure
 from .policy import Policy
 from .schema import Evidence, Latency, MonitorCard, ReplayTag, Trajectory, Verdict, utcnow
 

@@ -20,14 +20,32 @@ class Quote:
 
 @dataclass(frozen=True, slots=True)
 class Judgement:
+    """What a monitor found: a score in [0, 1], and what backs it. Whether that flags the
+    trajectory is the policy's decision, not the monitor's."""
+
     score: float
     category: Category | None = None
     severity: Severity | None = None
     quotes: list[Quote] = field(default_factory=list)
     rationale: str | None = None
-    # set by composite monitors (cascade): which monitor decided, and each stage's time
-    card: MonitorCard | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delegated(Judgement):
+    """A composite monitor's judgement (a cascade's): which of its monitors decided, and
+    each stage's time under its backend's name."""
+
+    card: MonitorCard
     stages: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorFailure:
+    """A monitor that gave no judgement after its retries: the reason becomes an error
+    verdict's ``error``."""
+
+    reason: str
+    attempts: int
 
 
 class MonitorUnavailable(Exception):

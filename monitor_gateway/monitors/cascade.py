@@ -10,53 +10,58 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..config import load_config
 from ..schema import MonitorCard, Trajectory
 from ..settings import GatewaySettings, SettingsError
-from .base import Closeable, InlineMonitor, Judgement, Monitor
+from .base import Closeable, Delegated, InlineMonitor, Monitor
 
 
 @dataclass(frozen=True)
-class Step:
+class Tier:
+    """One tier of a cascade: its monitor decides below ``low`` and at or above ``high``."""
+
     monitor: Monitor
     low: float
     high: float
 
 
 class CascadeMonitor:
-    def __init__(self, steps: list[Step]) -> None:
-        self.steps = steps
-        names = " → ".join(step.monitor.card.name for step in steps)
+    def __init__(self, tiers: list[Tier]) -> None:
+        self.tiers = tiers
+        names = " → ".join(tier.monitor.card.name for tier in tiers)
         digest = hashlib.sha256(
             repr([(s.monitor.card.name, s.monitor.card.version, s.low, s.high)
-                  for s in steps]).encode()).hexdigest()[:8]
+                  for s in tiers]).encode()).hexdigest()[:8]
         self.card = MonitorCard(
             name="cascade", backend="cascade", version=digest,
             label=f"cascade {names}",
         )
 
     async def aclose(self) -> None:
-        for step in self.steps:
-            if isinstance(step.monitor, Closeable):
-                await step.monitor.aclose()
+        for tier in self.tiers:
+            if isinstance(tier.monitor, Closeable):
+                await tier.monitor.aclose()
 
-    async def judge(self, trajectory: Trajectory) -> Judgement:
+    async def judge(self, trajectory: Trajectory) -> Delegated:
         timings: list[tuple[str, float]] = []
-        for index, step in enumerate(self.steps):
+        for index, tier in enumerate(self.tiers):
             started = time.perf_counter()
-            monitor = step.monitor
+            monitor = tier.monitor
             judgement = (monitor.judge_now(trajectory) if isinstance(monitor, InlineMonitor)
                          else await monitor.judge(trajectory))
             timings.append((monitor.card.backend, time.perf_counter() - started))
-            last = index == len(self.steps) - 1
-            if last or judgement.score < step.low or judgement.score >= step.high:
-                return replace(judgement, card=self._decided_by(index), stages=tuple(timings))
+            last = index == len(self.tiers) - 1
+            if last or judgement.score < tier.low or judgement.score >= tier.high:
+                return Delegated(score=judgement.score, category=judgement.category,
+                                 severity=judgement.severity, quotes=judgement.quotes,
+                                 rationale=judgement.rationale, card=self._decided_by(index),
+                                 stages=tuple(timings))
         raise AssertionError("a cascade has at least one stage")  # pragma: no cover
 
     def _decided_by(self, index: int) -> MonitorCard:
-        stage = self.steps[index].monitor.card
+        stage = self.tiers[index].monitor.card
         return MonitorCard(
             name=f"cascade/{stage.name}", backend=stage.backend, model=stage.model,
             template=stage.template, version=self.card.version,
@@ -75,5 +80,5 @@ def from_settings(settings: GatewaySettings) -> CascadeMonitor:
     if any(stage.monitor == "cascade" for stage in stages):
         raise SettingsError("a cascade stage cannot itself be a cascade")
     return CascadeMonitor([
-        Step(build_monitor(settings.model_copy(update={"monitor": stage.monitor})),
+        Tier(build_monitor(settings.model_copy(update={"monitor": stage.monitor})),
              stage.low, stage.high) for stage in stages])

@@ -19,9 +19,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from monitor_gateway.calling import MonitorFailure
 from monitor_gateway.gateway import Gateway
 from monitor_gateway.monitors import Monitor, RulesMonitor
+from monitor_gateway.monitors.base import MonitorFailure
 from monitor_gateway.schema import MonitorCard
 from monitor_gateway.settings import GatewaySettings
 from monitor_gateway.tracing import Tracing

@@ -7,14 +7,13 @@ from monitor_gateway.breaker import CircuitBreaker
 from monitor_gateway.calling import (
     Backend,
     Deadlines,
-    MonitorFailure,
     RetryPolicy,
     call_monitor,
     judge_inline,
 )
 from monitor_gateway.limits import Limiter
 from monitor_gateway.monitors import Judgement
-from monitor_gateway.monitors.base import MonitorUnavailable
+from monitor_gateway.monitors.base import MonitorFailure, MonitorUnavailable
 from monitor_gateway.schema import Trajectory
 
 TRAJECTORY = Trajectory(id="t", request="q", response="a")

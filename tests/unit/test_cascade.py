@@ -7,7 +7,7 @@ from kafka_io import consume, produce, running
 from monitors import Scripted
 
 from monitor_gateway.monitors import RulesMonitor, build_monitor
-from monitor_gateway.monitors.cascade import CascadeMonitor, Step
+from monitor_gateway.monitors.cascade import CascadeMonitor, Tier
 from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings
 
@@ -17,7 +17,7 @@ UNSURE = Trajectory(id="u", request="BAD but subtle", response="done")
 
 async def test_a_sure_first_stage_decides_and_the_rest_are_not_called() -> None:
     llm = Scripted()
-    cascade = CascadeMonitor([Step(RulesMonitor(), low=0.0, high=0.9), Step(llm, 0, 1)])
+    cascade = CascadeMonitor([Tier(RulesMonitor(), low=0.0, high=0.9), Tier(llm, 0, 1)])
     judgement = await cascade.judge(GAMED)
     assert judgement.score == 0.95 and llm.calls == {}
     assert judgement.card is not None and judgement.card.name == "cascade/rules"
@@ -27,7 +27,7 @@ async def test_a_sure_first_stage_decides_and_the_rest_are_not_called() -> None:
 
 async def test_the_uncertain_band_goes_to_the_next_stage() -> None:
     llm = Scripted()
-    cascade = CascadeMonitor([Step(RulesMonitor(), low=0.0, high=0.9), Step(llm, 0, 1)])
+    cascade = CascadeMonitor([Tier(RulesMonitor(), low=0.0, high=0.9), Tier(llm, 0, 1)])
     judgement = await cascade.judge(UNSURE)  # rules score 0.0: not below low 0.0
     assert llm.calls == {"u": 1} and judgement.score == 0.9
     assert judgement.card is not None and judgement.card.name == "cascade/scripted"
