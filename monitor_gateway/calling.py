@@ -123,19 +123,25 @@ UNAVAILABLE = (MonitorUnavailable, ConnectionError, TimeoutError)
 
 async def call_monitor(
     monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy, deadlines: Deadlines,
-    backend: Backend,
+    backend: Backend, slot: bool | None = None,
 ) -> tuple[Judgement | MonitorFailure, float]:
     """The judgement or the failure, and the seconds spent in the monitor's calls (retries
-    included; waiting for a slot or for the backend to come back is not monitor time)."""
+    included; waiting for a slot or for the backend to come back is not monitor time).
+    ``slot``: a limiter slot the caller already holds (what ``acquire`` returned), used for
+    the first attempt, or given back if the backend is out."""
     attempts, reason, spent = 0, "", [0.0]
     while True:
+        if slot is not None and backend.breaker.state != "closed":
+            backend.limiter.release(slot, None)  # no slot is held while an outage is waited
+            slot = None
         try:
             probe = await backend.breaker.admit()
         except BackendOutage as exc:
             return MonitorFailure(f"{exc}; last error: {reason}", attempts=attempts), spent[0]
+        held, slot = slot, None
         try:
             judgement = await _attempt(monitor, trajectory, policy, deadlines, backend.limiter,
-                                       spent)
+                                       spent, held)
         except UNAVAILABLE as exc:
             reason = f"timed out after {policy.timeout:g}s" if isinstance(exc, TimeoutError) \
                 else _describe(exc)
@@ -159,10 +165,12 @@ async def call_monitor(
 
 
 async def _attempt(monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy,
-                   deadlines: Deadlines, limiter: Limiter, spent: list[float]) -> Judgement:
-    """One call within the concurrency limit, its latency given back to the limit (a timeout
-    as the full timeout: the backend is slower than we allow) and added to ``spent``."""
-    probe = await limiter.acquire()
+                   deadlines: Deadlines, limiter: Limiter, spent: list[float],
+                   held: bool | None) -> Judgement:
+    """One call within the concurrency limit (in the slot ``held``, if one is), its latency
+    given back to the limit (a timeout as the full timeout: the backend is slower than we
+    allow) and added to ``spent``."""
+    probe = held if held is not None else await limiter.acquire()
     started = time.perf_counter()
     rtt: float | None = None
     try:

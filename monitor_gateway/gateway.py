@@ -220,15 +220,18 @@ class Gateway:
             try:
                 outcome = self.pipeline.first(work)
                 if isinstance(outcome, Trajectory):
-                    self._spawn(self._judge(work, outcome))
+                    # a slot first, then a task: at most the limit's worth of tasks exist,
+                    # and the fetch loop waits here (the only waiter) when all are busy
+                    slot = await self.backend.limiter.acquire()
+                    self._spawn(self._judge(work, outcome, slot))
                 else:
                     await self._send(outcome, work)
             except Exception as exc:  # a bug of ours: loud, counted, and the record still ends
                 await self._fault(work, exc)
 
-    async def _judge(self, work: Work, trajectory: Trajectory) -> None:
+    async def _judge(self, work: Work, trajectory: Trajectory, slot: bool) -> None:
         try:
-            await self._send(await self.pipeline.judge(work, trajectory), work)
+            await self._send(await self.pipeline.judge(work, trajectory, slot), work)
         except Exception as exc:
             await self._fault(work, exc)
 

@@ -9,7 +9,7 @@ windows (an LLM call may take a minute):
   to a few calls, at start and again every ``probe_interval`` seconds, and lowered whenever
   a window is quicker;
 - after every window of about one limit's worth of calls,
-  ``gradient = clamp(min_rtt * (1 + buffer) / window_rtt, 0.5, 2)`` and
+  ``gradient = clamp((min_rtt * (1 + buffer) + slack) / window_rtt, 0.5, 2)`` and
   ``limit = clamp(limit * gradient + sqrt(limit), 1, ceiling)``.
 
 Latencies are compared as medians: an LLM's latency varies with each trajectory's length,
@@ -17,7 +17,9 @@ and one slow or timed-out call must not throttle the rest. While latency stays n
 ``min_rtt`` the limit grows to the ceiling (doubling each window at first, as TCP's slow
 start does, until latency first rises); once calls queue at the backend and latency
 rises, it shrinks back towards the point where they started to queue. The pinned probe is
-a few calls wide, not one, so that a single hanging call cannot stall the gateway.
+a few calls wide, not one, so that a single hanging call cannot stall the gateway. The
+``slack`` (5 ms) keeps the event loop's own scheduling, which grows with the calls in
+flight, from reading as a queue at a backend that answers in microseconds.
 :class:`GradientLimit` is the pure arithmetic; :class:`Limiter` is the asyncio gate.
 """
 
@@ -35,10 +37,11 @@ class GradientLimit:
     """The limit's arithmetic: feed it call latencies, read ``allowed``. No clock of its own:
     callers pass ``now``, so tests drive it with known numbers."""
 
-    def __init__(self, ceiling: int, *, buffer: float = 0.25, probe_width: int = 4,
-                 probe_samples: int = 6, probe_interval: float = 60.0, min_window: int = 8
-                 ) -> None:
+    def __init__(self, ceiling: int, *, buffer: float = 0.25, slack: float = 0.005,
+                 probe_width: int = 4, probe_samples: int = 6, probe_interval: float = 60.0,
+                 min_window: int = 8) -> None:
         self.ceiling = ceiling
+        self.slack = slack
         self.probe_width = min(ceiling, probe_width)
         self.buffer = buffer
         self.probe_samples = probe_samples
@@ -73,7 +76,8 @@ class GradientLimit:
         self._window.clear()
         assert self.min_rtt is not None
         self.min_rtt = min(self.min_rtt, window_rtt)
-        gradient = min(2.0, max(0.5, self.min_rtt * (1 + self.buffer) / window_rtt))
+        tolerated = self.min_rtt * (1 + self.buffer) + self.slack
+        gradient = min(2.0, max(0.5, tolerated / window_rtt))
         self.slow_start = self.slow_start and gradient >= 1.0
         grown = 2 * self.limit if self.slow_start else (self.limit * gradient
                                                         + math.sqrt(self.limit))

@@ -74,12 +74,14 @@ class Pipeline:
         self.observer.judged(span, outcome)
         return self.verdict(work, parsed, outcome, time.perf_counter() - work.started)
 
-    async def judge(self, work: Work, trajectory: Trajectory) -> Outgoing:
-        """An asynchronous monitor's call, within the backend's limit and breaker."""
+    async def judge(self, work: Work, trajectory: Trajectory, slot: bool | None = None
+                    ) -> Outgoing:
+        """An asynchronous monitor's call, within the backend's limit (in ``slot``, when the
+        caller holds one) and breaker."""
         span = self.observer.judging(work.span, self.monitor.card)
         with self.observer.tracing.current(span):
             outcome, seconds = await call_monitor(self.monitor, trajectory, self.retry,
-                                                  self.deadlines, self.backend)
+                                                  self.deadlines, self.backend, slot)
         self.observer.judged(span, outcome)
         return self.verdict(work, trajectory, outcome, seconds)
 
