@@ -134,8 +134,8 @@ async def call_monitor(
         if slot is not None and backend.breaker.state != "closed":
             backend.limiter.release(slot, None)  # no slot is held while an outage is waited
             slot = None
-        try:
-            probe = await backend.breaker.admit()
+        try:  # closed, as nearly always: no coroutine to wait in
+            probe = False if backend.breaker.state == "closed" else await backend.breaker.admit()
         except BackendOutage as exc:
             return MonitorFailure(f"{exc}; last error: {reason}", attempts=attempts), spent[0]
         held, slot = slot, None

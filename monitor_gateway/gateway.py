@@ -222,7 +222,9 @@ class Gateway:
                 if isinstance(outcome, Trajectory):
                     # a slot first, then a task: at most the limit's worth of tasks exist,
                     # and the fetch loop waits here (the only waiter) when all are busy
-                    slot = await self.backend.limiter.acquire()
+                    slot = self.backend.limiter.try_acquire()
+                    if slot is None:
+                        slot = await self.backend.limiter.acquire()
                     self._spawn(self._judge(work, outcome, slot))
                 else:
                     await self._send(outcome, work)

@@ -60,18 +60,20 @@ class GradientLimit:
         """Calls that may be in flight now: ``probe_width`` while measuring ``min_rtt``."""
         return self.probe_width if self.probing else min(self.ceiling, max(1, int(self.limit)))
 
-    def sample(self, rtt: float, now: float, *, probe: bool) -> None:
+    def sample(self, rtt: float, now: float, *, probe: bool) -> bool:
         """One finished call. ``probe`` says it was admitted while ``min_rtt`` was being
-        measured; latencies of calls admitted before (under load) do not count towards it."""
+        measured; latencies of calls admitted before (under load) do not count towards it.
+        True when the limit may have changed."""
         if self.probing:
             if probe:
                 self._probe.append(rtt)
                 if len(self._probe) >= self.probe_samples:
                     self._measured(statistics.median(self._probe), now)
-            return
+                    return True
+            return False
         self._window.append(rtt)
         if len(self._window) < max(self.min_window, self.allowed):
-            return
+            return False
         window_rtt = statistics.median(self._window)
         self._window.clear()
         assert self.min_rtt is not None
@@ -84,6 +86,7 @@ class GradientLimit:
         self.limit = min(float(self.ceiling), max(1.0, grown))
         if now >= self._next_probe:
             self.probing = True
+        return True
 
     def _measured(self, min_rtt: float, now: float) -> None:
         self.min_rtt = min_rtt
@@ -120,10 +123,17 @@ class Limiter:
     def in_flight(self) -> int:
         return self._in_flight
 
-    async def acquire(self) -> bool:
+    def try_acquire(self) -> bool | None:
+        """A slot now if one is free (what ``acquire`` would return), else None: the hot
+        path's way round a coroutine."""
         if self._in_flight < self.allowed and not self._waiters:
             self._in_flight += 1
             return self._probing()
+        return None
+
+    async def acquire(self) -> bool:
+        if (slot := self.try_acquire()) is not None:
+            return slot
         waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         try:
@@ -137,8 +147,8 @@ class Limiter:
 
     def release(self, probe: bool, rtt: float | None) -> None:
         self._in_flight -= 1
-        if rtt is not None and self.control is not None:
-            self.control.sample(rtt, self._clock(), probe=probe)
+        if (rtt is not None and self.control is not None
+                and self.control.sample(rtt, self._clock(), probe=probe)):
             self._report()
         while self._waiters and self._in_flight < self.allowed:
             waiter = self._waiters.popleft()
