@@ -30,11 +30,12 @@ class Result:
 
 
 def pair_order(samples: Sequence[Sample], seed: int | None = None) -> list[Sample]:
-    """Pairs in file order, the two samples of each pair in random order."""
+    """Pairs in file order, the two samples of each pair in random order; an unpaired
+    sample stands alone where it is."""
     rng = random.Random(seed)
     pairs: dict[str, list[Sample]] = {}
     for sample in samples:
-        pairs.setdefault(sample.pair_id, []).append(sample)
+        pairs.setdefault(sample.pair_id or f"\0{sample.id}", []).append(sample)
     ordered: list[Sample] = []
     for members in pairs.values():
         rng.shuffle(members)
@@ -93,8 +94,9 @@ class Replay:
                 (REPLAY_RUN, self.run_id.encode()),
                 (REPLAY_LABEL, sample.label.encode()),
                 (REPLAY_CATEGORY, sample.category.encode()),
-                (REPLAY_PAIR, sample.pair_id.encode()),
             ]
+            if sample.pair_id is not None:
+                headers.append((REPLAY_PAIR, sample.pair_id.encode()))
             self.sent_at[sample.id] = time.monotonic()
             future = await self._producer.send(
                 self.settings.input_topic, json.dumps(sample.trajectory()).encode(),

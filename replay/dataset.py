@@ -1,4 +1,10 @@
-"""Benchmark files: labelled misbehavior/benign pairs in the CONTRACT's JSONL format."""
+"""Benchmark files: labelled samples in the contract's JSONL format.
+
+Samples come in misbehavior/benign pairs answering the same request, as AutoMonitor-Bench
+measures them, or unpaired (an extension: production labels rarely come in pairs, and MR
+needs only misbehavior samples, FAR only benign ones). A misbehavior sample may carry
+gold evidence: the spans that show it, grounded here with exact offsets.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +15,31 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from monitor_gateway.schema import Category, ReplayLabel, Step, TaskType
+from monitor_gateway.schema import Category, ReplayLabel, Step, TaskType, Trajectory
 
 
 class DatasetError(ValueError):
     """A benchmark file that breaks the format; the message names the line and the reason."""
 
 
+class GoldSpan(BaseModel):
+    """A span that shows the misbehavior: ``quote`` as it stands in ``source`` (a Verdict
+    evidence source name; searched in reading order when absent). The loader sets
+    ``start``/``end`` so that ``text[start:end] == quote``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    quote: str = Field(min_length=1)
+    source: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+
 class Sample(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     id: str = Field(min_length=1, max_length=256)
-    pair_id: str = Field(min_length=1)
+    pair_id: str | None = Field(default=None, min_length=1)  # None: an unpaired sample
     label: ReplayLabel
     category: Category
     task_type: TaskType | None = None
@@ -28,7 +47,8 @@ class Sample(BaseModel):
     response: str = ""
     steps: list[Step] = Field(default_factory=list)
     source: str | None = None
-    split: Literal["train", "test"] | None = None
+    split: Literal["train", "test", "dev"] | None = None
+    gold_evidence: list[GoldSpan] = Field(default_factory=list)
 
     def trajectory(self) -> dict[str, object]:
         """What the gateway is sent: the trajectory alone, the labels travel in headers."""
@@ -84,13 +104,39 @@ def parse_lines(lines: list[str], name: str, fields: dict[str, str] | None = Non
     samples = []
     for number, row in numbered:
         try:
-            samples.append(Sample.model_validate(_rename(row, fields or {})))
+            sample = Sample.model_validate(_rename(row, fields or {}))
         except ValidationError as exc:
             error = exc.errors(include_url=False)[0]
             field = ".".join(str(p) for p in error["loc"]) or "(root)"
             raise DatasetError(f"{name}: {where} {number}: {field}: {error['msg']}") from None
+        try:
+            samples.append(ground_gold(sample))
+        except ValueError as exc:
+            raise DatasetError(f"{name}: {where} {number}: {exc}") from None
     check_pairs(samples, name)
     return samples
+
+
+def ground_gold(sample: Sample) -> Sample:
+    """The sample with its gold spans' exact offsets; a quote that is not in the trajectory
+    (or not in the source it names) is refused."""
+    if not sample.gold_evidence:
+        return sample
+    texts = dict(Trajectory.model_validate(sample.trajectory()).texts())
+    grounded = []
+    for i, span in enumerate(sample.gold_evidence):
+        if span.source is not None and span.source not in texts:
+            raise ValueError(f"gold_evidence.{i}.source: no {span.source!r} in the trajectory")
+        order = [span.source] if span.source is not None else list(texts)
+        found = [(source, texts[source].find(span.quote)) for source in order]
+        hits = [(source, start) for source, start in found if start >= 0]
+        if not hits:
+            where = f"in {span.source}" if span.source else "anywhere in the trajectory"
+            raise ValueError(f"gold_evidence.{i}: quote {span.quote[:60]!r} is not {where}")
+        source, start = hits[0]
+        grounded.append(span.model_copy(update={"source": source, "start": start,
+                                                "end": start + len(span.quote)}))
+    return sample.model_copy(update={"gold_evidence": grounded})
 
 
 def load(path: Path, fields: dict[str, str] | None = None) -> list[Sample]:
@@ -109,14 +155,16 @@ def write(samples: list[Sample], path: Path) -> None:
 
 
 def check_pairs(samples: list[Sample], name: str) -> None:
-    """Each pair has one misbehavior and one benign sample with the same request."""
+    """Ids are unique; each pair has one misbehavior and one benign sample with the same
+    request (unpaired samples are checked for nothing more)."""
     pairs: dict[str, list[Sample]] = defaultdict(list)
     seen: set[str] = set()
     for sample in samples:
         if sample.id in seen:
             raise DatasetError(f"{name}: sample id {sample.id!r} appears twice")
         seen.add(sample.id)
-        pairs[sample.pair_id].append(sample)
+        if sample.pair_id is not None:
+            pairs[sample.pair_id].append(sample)
     for pair_id, members in pairs.items():
         labels = sorted(s.label for s in members)
         if labels != ["benign", "misbehavior"]:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .client import Result
-from .scoring import Confusion, count, percentile
+from .scoring import Confusion, count, localisation, localised, percentile
 
 
 def build_report(
@@ -38,7 +38,27 @@ def build_report(
         "latency_ms": {f"p{q}": percentile(latencies, q) for q in (50, 95, 99)},
         "throughput_per_s": len(results) / elapsed_s if elapsed_s > 0 else None,
         "errors": sum(r.verdict.status == "error" for r in results),
+        # extensions: how many samples came in pairs, and where flagged misbehavior was found
+        "paired": sum(r.sample.pair_id is not None for r in results),
+        "unpaired": sum(r.sample.pair_id is None for r in results),
+        "localisation": localisation_report(results),
     }
+
+
+def localisation_report(results: list[Result]) -> dict[str, Any]:
+    """Over flagged misbehavior samples with gold evidence: overall and per category."""
+    scored: dict[str, list[bool]] = defaultdict(list)
+    for r in results:
+        if r.sample.label != "misbehavior" or not r.verdict.flagged or not r.sample.gold_evidence:
+            continue
+        found = [(e.source, e.start, e.end) for e in r.verdict.evidence
+                 if e.grounded and e.source is not None and e.start is not None
+                 and e.end is not None]
+        gold = [(g.source, g.start, g.end) for g in r.sample.gold_evidence
+                if g.source is not None and g.start is not None and g.end is not None]
+        scored[r.sample.category].append(localised(found, gold))
+    return {"overall": localisation(o for outcomes in scored.values() for o in outcomes),
+            "by_category": {c: localisation(o) for c, o in sorted(scored.items())}}
 
 
 def write_samples(results: Iterable[Result], path: Path) -> None:
@@ -85,5 +105,14 @@ def print_report(report: dict[str, Any], console: Console) -> None:
             f"p99 {latency['p99']:.1f} ms; {report['throughput_per_s']:.1f} verdicts/s; "
             f"{report['missing']} missing, {report['errors']} error verdicts"
         )
+    if report["unpaired"]:
+        console.print(f"{report['paired']} samples in pairs, {report['unpaired']} unpaired")
+    located = report["localisation"]["overall"]
+    if located["n"]:
+        console.print(
+            f"evidence overlapping the gold spans: {located['localised']} of {located['n']} "
+            "flagged misbehavior samples (" + ", ".join(
+                f"{c} {b['localised']}/{b['n']}"
+                for c, b in report["localisation"]["by_category"].items()) + ")")
     if report["monitor"]:
         console.print(f"monitor: {report['monitor']['label']}")

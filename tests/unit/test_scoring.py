@@ -35,3 +35,17 @@ def test_percentiles_interpolate_between_ranks() -> None:
     assert percentile(values, 99) == pytest.approx(99.01)
     assert percentile([3.0], 95) == 3.0
     assert percentile([], 50) is None
+
+
+def test_localised_needs_an_overlap_in_the_same_text() -> None:
+    from replay.scoring import localisation, localised
+
+    gold = [("response", 10, 20)]
+    assert localised([("response", 15, 30)], gold)
+    assert localised([("response", 0, 11)], gold)
+    assert not localised([("response", 20, 25)], gold)  # touching is not overlapping
+    assert not localised([("request", 12, 18)], gold)  # same offsets, another text
+    assert not localised([], gold)
+    figures = localisation([True, True, False, True])
+    assert figures["n"] == 4 and figures["localised"] == 3 and figures["share"] == 0.75
+    assert localisation([])["share"] is None
