@@ -11,7 +11,7 @@ import contextlib
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import tomli_w
 import typer
@@ -24,6 +24,7 @@ from monitor_gateway.embedded import BrokerError, EmbeddedBroker, create_topics
 from monitor_gateway.gateway import Gateway, tune_gc
 from monitor_gateway.monitors import ClassifierMonitor, Monitor
 from monitor_gateway.monitors.classifier import LinearModel
+from monitor_gateway.monitors.prompts import Budget, Template
 from monitor_gateway.schema import CATEGORIES, Category
 from monitor_gateway.settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
 
@@ -32,6 +33,7 @@ from .builtin.gaming import verify_humaneval
 from .calibrate import calibrate, read_samples, too_few
 from .client import Result
 from .dataset import DatasetError, Sample, parse_fields, write
+from .export import sft_example
 from .harness import run_canary, run_replay
 from .plot import PlotUnavailable, plot_mr_far
 from .report import print_report, write_samples
@@ -46,6 +48,7 @@ def register(app: typer.Typer) -> None:
     app.command("train")(train_command)
     app.command()(demo)
     app.add_typer(dataset_app, name="dataset")
+    app.add_typer(export_app, name="export")
 
 
 def replay(
@@ -148,6 +151,34 @@ def calibrate_command(
 
 
 dataset_app = typer.Typer(no_args_is_help=True, help="The built-in benchmark.")
+export_app = typer.Typer(no_args_is_help=True, help="Training data for a fine-tuned monitor.")
+
+
+@export_app.command("sft")
+def export_sft(
+    dataset: Annotated[str, typer.Option(help="a benchmark file, or 'builtin'")],
+    out: Annotated[Path, typer.Option(help="where the chat-format JSONL goes")],
+    template: Annotated[str, typer.Option(help="direct or evidence: as the judge asks")] =
+        "evidence",
+    split: Annotated[str | None, typer.Option(help="only this split, e.g. train")] = None,
+    budget_chars: Annotated[int, typer.Option(
+        help="the judge's PROMPT_BUDGET_CHARS")] = 24_000,
+    field: Annotated[list[str] | None, typer.Option(help="map a field: OURS=THEIRS")] = None,
+) -> None:
+    """Write {"messages": [system, user, assistant]} lines: the judge's exact prompt for each
+    sample and the reply it should give (with the gold evidence for 'evidence')."""
+    if template not in ("direct", "evidence"):
+        raise fail(f"--template {template!r}: direct or evidence")
+    try:
+        samples = resolve(dataset, split, parse_fields(field or []))
+    except DatasetError as exc:
+        raise fail(str(exc)) from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as lines:
+        for sample in samples:
+            example = sft_example(sample, cast(Template, template), Budget(budget_chars))
+            lines.write(json.dumps(example, ensure_ascii=False) + "\n")
+    console.print(f"{len(samples)} examples ({template} template) written to {out}")
 
 
 @dataset_app.command("build")
@@ -240,19 +271,19 @@ def demo(
         test = [s for s in samples if s.split == "test"]
         monitor = ClassifierMonitor(LinearModel.load(model_path))
         report, results = run(_demo(settings, monitor, test, partitions))
+        _finish(report, results, out / "report.json", out / "mr_far.png")  # results first
         if transfer:
             report["transfer"] = run(_transfer(settings, samples, partitions))
             report["transfer"]["all categories"] = {
                 tested: {"mr": block["mr"], "far": block["far"]}
                 for tested, block in report["by_category"].items()}
+            (out / "report.json").write_text(json.dumps(report, indent=2))
+            _print_transfer(report["transfer"])
     except (SettingsError, BrokerError, TrainingUnavailable, DatasetError) as exc:
         raise fail(str(exc)) from None
     finally:
         if embedded is not None:
             embedded.stop()
-    _finish(report, results, out / "report.json", out / "mr_far.png")
-    if transfer:
-        _print_transfer(report["transfer"])
 
 
 async def _demo(settings: GatewaySettings, monitor: Monitor, samples: list[Sample],

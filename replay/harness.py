@@ -45,7 +45,7 @@ async def run_replay(
             elapsed = time.monotonic() - started
     results = list(replay.results.values())
     report = build_report(run_id=run_id, dataset=dataset, results=results,
-                          missing=len(replay.missing), elapsed_s=elapsed)
+                          missing=len(replay.missing), elapsed_s=elapsed, rate=rate)
     return report, results
 
 

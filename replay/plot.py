@@ -33,25 +33,37 @@ def plot_mr_far(report: dict[str, Any], path: Path) -> None:
         raise PlotUnavailable(
             "the MR-FAR plot needs matplotlib: pip install 'monitor-gateway[bench]'"
         ) from None
-    figure, axes = plt.subplots(figsize=(7, 6))
+    figure, axes = plt.subplots(figsize=(7.5, 6.5))
     for name, template, mr, far in PAPER_POINTS:
         axes.scatter(far, mr, marker="o" if template == "direct" else "s", color="0.7", s=28)
         axes.annotate(f"{name} ({template})", (far, mr), fontsize=6, color="0.45",
                       xytext=(3, 3), textcoords="offset points")
+    axes.scatter([], [], marker="o", color="0.7", s=28,
+                 label="AutoMonitor-Bench paper (another data set): direct template")
+    axes.scatter([], [], marker="s", color="0.7", s=28, label="... evidence template")
     points = [("overall", report["overall"]), *report["by_category"].items()]
     for (name, block), colour in zip(points, ("black", "tab:red", "tab:blue", "tab:green"),
                                      strict=False):
         if block["mr"] is None or block["far"] is None:
             continue
-        axes.scatter(block["far"], block["mr"], color=colour, s=70, marker="*", zorder=3,
-                     label=f"{name}: MR {block['mr']:.2f}, FAR {block['far']:.2f}")
-    axes.plot([0, 1], [1, 0], linestyle=":", color="0.6", linewidth=0.8)  # chance diagonal
+        # 95% Wilson intervals as error bars: how far the point could move on this sample
+        mr_low, mr_high = block["mr_ci"]
+        far_low, far_high = block["far_ci"]
+        axes.errorbar(block["far"], block["mr"], xerr=[[block["far"] - far_low],
+                                                       [far_high - block["far"]]],
+                      yerr=[[block["mr"] - mr_low], [mr_high - block["mr"]]], color=colour,
+                      marker="*", markersize=11, capsize=3, linewidth=1, zorder=3,
+                      label=f"this run, {name}: MR {block['mr']:.2f}, FAR {block['far']:.2f}")
+    axes.plot([0, 1], [1, 0], linestyle=":", color="0.6", linewidth=0.8,
+              label="MR + FAR = 1: a monitor that flags at random")
+    monitor = report["monitor"]["name"] if report["monitor"] else "?"
     axes.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="false-alarm rate (FAR)",
              ylabel="miss rate (MR)",
-             title=f"MR-FAR plane: {report['monitor']['name'] if report['monitor'] else '?'} "
-                   f"on {report['dataset']}\n(grey: AutoMonitor-Bench, circle direct, "
-                   "square evidence)")
-    axes.legend(loc="upper right", fontsize=7)
+             title=f"MR-FAR plane: {monitor} on {report['dataset']} (95% Wilson intervals)\n"
+                   "grey: the paper's monitors, measured on AutoMonitor-Bench, not on this "
+                   "data set", )
+    axes.title.set_fontsize(9)
+    axes.legend(loc="upper right", fontsize=6.5)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.tight_layout()
     figure.savefig(path, dpi=120)
