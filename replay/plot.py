@@ -47,11 +47,8 @@ def plot_mr_far(report: dict[str, Any], path: Path) -> None:
         if block["mr"] is None or block["far"] is None:
             continue
         # 95% Wilson intervals as error bars: how far the point could move on this sample
-        mr_low, mr_high = block["mr_ci"]
-        far_low, far_high = block["far_ci"]
-        axes.errorbar(block["far"], block["mr"], xerr=[[block["far"] - far_low],
-                                                       [far_high - block["far"]]],
-                      yerr=[[block["mr"] - mr_low], [mr_high - block["mr"]]], color=colour,
+        axes.errorbar(block["far"], block["mr"], xerr=_bar(block["far"], block["far_ci"]),
+                      yerr=_bar(block["mr"], block["mr_ci"]), color=colour,
                       marker="*", markersize=11, capsize=3, linewidth=1, zorder=3,
                       label=f"this run, {name}: MR {block['mr']:.2f}, FAR {block['far']:.2f}")
     axes.plot([0, 1], [1, 0], linestyle=":", color="0.6", linewidth=0.8,
@@ -68,3 +65,10 @@ def plot_mr_far(report: dict[str, Any], path: Path) -> None:
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
+
+
+def _bar(value: float, interval: tuple[float, float]) -> list[list[float]]:
+    """An error bar's two arms (never negative: at 0 or 1 the bound is the point itself,
+    give or take a rounding error)."""
+    low, high = interval
+    return [[max(0.0, value - low)], [max(0.0, high - value)]]
