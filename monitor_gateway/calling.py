@@ -170,7 +170,7 @@ async def _attempt(monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy
     """One call within the concurrency limit (in the slot ``held``, if one is), its latency
     given back to the limit (a timeout as the full timeout: the backend is slower than we
     allow) and added to ``spent``."""
-    probe = held if held is not None else await limiter.acquire()
+    measuring = held if held is not None else await limiter.acquire()  # min-latency probe?
     started = time.perf_counter()
     rtt: float | None = None
     try:
@@ -183,4 +183,4 @@ async def _attempt(monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy
         raise
     finally:
         spent[0] += time.perf_counter() - started
-        limiter.release(probe, rtt)
+        limiter.release(measuring, rtt)
