@@ -258,7 +258,7 @@ class Gateway:
                     sent.acknowledged()
                 except Exception:  # metrics must never keep a record from finishing
                     log.exception("cannot count an acknowledged message")
-                    self.metrics.internal_errors.inc()
+                    self.pipeline.observer.fault()
             self.committer.done(work.ticket)
             self._stuck.discard(work.ticket)
             self._pending.release()

@@ -4,6 +4,7 @@ and acknowledged. The pipeline names the event once; this module knows who liste
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from .metrics import Metrics
@@ -29,6 +30,10 @@ class Observer:
 
     def judging(self, span: Span | None, card: MonitorCard) -> Span | None:
         return self.tracing.monitor(span, card)
+
+    def current(self, span: Span | None) -> AbstractContextManager[object]:
+        """The monitor span as the current context, so an LLM call's own spans nest in it."""
+        return self.tracing.current(span)
 
     def judged(self, span: Span | None, outcome: Judgement | MonitorFailure) -> None:
         self.tracing.judged(span, outcome)
@@ -64,6 +69,3 @@ class Observer:
 
     def cut(self, outcome: str) -> None:
         self.metrics.verdicts_cut.labels(outcome=outcome).inc()
-
-    def shutdown(self) -> None:
-        self.tracing.shutdown()

@@ -79,7 +79,7 @@ class Pipeline:
         """An asynchronous monitor's call, within the backend's limit (in ``slot``, when the
         caller holds one) and breaker."""
         span = self.observer.judging(work.span, self.monitor.card)
-        with self.observer.tracing.current(span):
+        with self.observer.current(span):
             outcome, seconds = await call_monitor(self.monitor, trajectory, self.retry,
                                                   self.deadlines, self.backend, slot)
         self.observer.judged(span, outcome)

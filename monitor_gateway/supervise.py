@@ -27,10 +27,6 @@ class Supervisor:
     def healthy(self) -> bool:
         return not self._down
 
-    @property
-    def down(self) -> set[str]:
-        return set(self._down)
-
     async def stop(self) -> None:
         for task in self._tasks.values():
             task.cancel()

