@@ -53,9 +53,10 @@ def register(app: typer.Typer) -> None:
 
 def replay(
     dataset: Annotated[str, typer.Option(
-        help="a benchmark file (JSONL or a JSON array), or 'builtin' / 'builtin:SEED'")],
+        help="a benchmark file (JSONL or a JSON array), 'realistic', or 'synthetic' / "
+             "'synthetic:SEED' ('builtin' is the same as 'synthetic')")],
     bootstrap: Bootstrap = None,
-    split: Annotated[str | None, typer.Option(help="only this split (train or test)")] = None,
+    split: Annotated[str | None, typer.Option(help="only this split (train, dev or test)")] = None,
     field: Annotated[list[str] | None, typer.Option(
         help="map a field: OURS=THEIRS, e.g. --field request=question (repeatable)")] = None,
     rate: Annotated[float | None, typer.Option(help="samples per second; default: at once")] = None,
@@ -150,13 +151,14 @@ def calibrate_command(
     console.print(f"thresholds written to {config}; serve with --monitor-config {config}")
 
 
-dataset_app = typer.Typer(no_args_is_help=True, help="The built-in benchmark.")
+dataset_app = typer.Typer(no_args_is_help=True, help="The synthetic (templated) benchmark.")
 export_app = typer.Typer(no_args_is_help=True, help="Training data for a fine-tuned monitor.")
 
 
 @export_app.command("sft")
 def export_sft(
-    dataset: Annotated[str, typer.Option(help="a benchmark file, or 'builtin'")],
+    dataset: Annotated[str, typer.Option(
+        help="a benchmark file, 'realistic' or 'synthetic'")],
     out: Annotated[Path, typer.Option(help="where the chat-format JSONL goes")],
     template: Annotated[str, typer.Option(help="direct or evidence: as the judge asks")] =
         "evidence",
@@ -183,13 +185,13 @@ def export_sft(
 
 @dataset_app.command("build")
 def dataset_build(
-    out: Annotated[Path, typer.Option(help="where the JSONL goes")] = Path("out/builtin.jsonl"),
+    out: Annotated[Path, typer.Option(help="where the JSONL goes")] = Path("out/synthetic.jsonl"),
     seed: Annotated[int, typer.Option(help="the benchmark's seed")] = DEFAULT_SEED,
     verify: Annotated[bool, typer.Option(
         help="run every HumanEval gaming construction: gamed passes the visible checks and "
              "fails held-out inputs, benign passes both")] = False,
 ) -> None:
-    """Build the built-in benchmark (both splits) deterministically from a seed."""
+    """Build the synthetic benchmark (both splits) deterministically from a seed."""
     samples = build(seed)
     write(samples, out)
     console.print(f"{len(samples)} samples ({len(samples) // 2} pairs) written to {out}")
@@ -206,8 +208,8 @@ def dataset_build(
 def train_command(
     out: Annotated[Path, typer.Option(help="where the model goes (JSON)")] =
         Path("out/classifier.json"),
-    dataset: Annotated[str, typer.Option(help="'builtin', 'builtin:SEED' or a file")] =
-        "builtin",
+    dataset: Annotated[str, typer.Option(
+        help="'synthetic', 'synthetic:SEED', 'realistic' or a file")] = "synthetic",
     category: Annotated[list[str] | None, typer.Option(
         help="train on these categories only (repeatable)")] = None,
     field: Annotated[list[str] | None, typer.Option(help="map a field: OURS=THEIRS")] = None,
@@ -215,7 +217,8 @@ def train_command(
     """Train the offline classifier on the train split; report its test-split MR/FAR."""
     try:
         samples = resolve(dataset, None, parse_fields(field or []))
-        model = fit(samples, [c for c in CATEGORIES if c in (category or [])])
+        model = fit(samples, [c for c in CATEGORIES if c in (category or [])],
+                    source=dataset.partition(":")[0].replace("builtin", "synthetic"))
     except (DatasetError, TrainingUnavailable) as exc:
         raise fail(str(exc)) from None
     _save_model(model, out)
@@ -241,6 +244,9 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+DEMO_RATE = 100.0  # samples/s: well within what the gateway sustains, so no queueing
+
+
 def demo(
     bootstrap: Annotated[str | None, typer.Option(
         "--bootstrap", help="use this Kafka instead of starting the embedded broker")] = None,
@@ -251,16 +257,19 @@ def demo(
         help="also replay classifiers trained on one category each")] = True,
     log_level: LogLevel = "WARNING",
 ) -> None:
-    """Broker + gateway with the offline classifier (trained when missing); replay the
-    built-in test split; print MR/FAR per category and latency; write the report and plot."""
+    """Broker + gateway with the offline classifier (trained on the synthetic train split
+    when missing). Replays the realistic test split at a steady rate (the headline: data no
+    shipped monitor was built from), then the synthetic test split; prints MR/FAR per
+    category and latency; writes the reports and plots."""
     setup_logging(log_level)
     embedded = None
     try:
-        samples = build(DEFAULT_SEED)
+        synthetic = build(DEFAULT_SEED)
+        realistic = resolve("realistic", "test")
         model_path = out / "classifier.json"
         if not model_path.exists():
-            with console.status("training the classifier on the built-in train split"):
-                _save_model(fit(samples), model_path)
+            with console.status("training the classifier on the synthetic train split"):
+                _save_model(fit(synthetic), model_path)
         if bootstrap is None:
             embedded = EmbeddedBroker().start()
             bootstrap = embedded.bootstrap
@@ -268,16 +277,15 @@ def demo(
         settings = load_settings(GatewaySettings, {
             "kafka_bootstrap": bootstrap, "metrics_port": metrics_port,
             "monitor": "classifier", "group_id": "monitor-gateway-demo"})
-        test = [s for s in samples if s.split == "test"]
         monitor = ClassifierMonitor(LinearModel.load(model_path))
-        report, results = run(_demo(settings, monitor, test, partitions))
-        _finish(report, results, out / "report.json", out / "mr_far.png")  # results first
+        report = run(_demo(settings, monitor, realistic,
+                           [s for s in synthetic if s.split == "test"], partitions, out))
         if transfer:
-            report["transfer"] = run(_transfer(settings, samples, partitions))
+            report["transfer"] = run(_transfer(settings, synthetic, partitions))
             report["transfer"]["all categories"] = {
                 tested: {"mr": block["mr"], "far": block["far"]}
                 for tested, block in report["by_category"].items()}
-            (out / "report.json").write_text(json.dumps(report, indent=2))
+            (out / "synthetic" / "report.json").write_text(json.dumps(report, indent=2))
             _print_transfer(report["transfer"])
     except (SettingsError, BrokerError, TrainingUnavailable, DatasetError) as exc:
         raise fail(str(exc)) from None
@@ -286,8 +294,10 @@ def demo(
             embedded.stop()
 
 
-async def _demo(settings: GatewaySettings, monitor: Monitor, samples: list[Sample],
-                partitions: int) -> tuple[dict[str, Any], list[Result]]:
+async def _demo(settings: GatewaySettings, monitor: Monitor, realistic: list[Sample],
+                synthetic: list[Sample], partitions: int, out: Path) -> dict[str, Any]:
+    """Both replays through one gateway, each table printed as soon as its replay ends;
+    returns the synthetic report, which the transfer experiment extends."""
     await create_topics(settings, topics(settings, partitions))
     gateway = Gateway(settings, monitor)
     await gateway.start()
@@ -295,8 +305,18 @@ async def _demo(settings: GatewaySettings, monitor: Monitor, samples: list[Sampl
     console.print(f"gateway running with the {monitor.card.name} monitor; metrics on "
                   f"http://127.0.0.1:{settings.metrics_port}/metrics")
     try:
-        return await run_replay(settings, samples, dataset="builtin (test split)",
-                                console=console)
+        report, results = await run_replay(
+            settings, realistic, dataset="realistic (test split)", console=console,
+            rate=DEMO_RATE)
+        _finish(report, results, out / "report.json", out / "mr_far.png")
+        console.print("[bold]second table: the synthetic (templated) test split.[/bold] The "
+                      "classifier was trained on the synthetic train split, so these figures "
+                      "measure how well it learned the templates, not how well it monitors.")
+        report, results = await run_replay(
+            settings, synthetic, dataset="synthetic (test split)", console=console)
+        _finish(report, results, out / "synthetic" / "report.json",
+                out / "synthetic" / "mr_far.png")
+        return report
     finally:
         await gateway.stop()
 
@@ -326,13 +346,14 @@ async def _transfer(settings: GatewaySettings, samples: list[Sample], partitions
         table[category] = {tested: {"mr": block["mr"], "far": block["far"]}
                            for tested, block in report["by_category"].items()}
 
-    with console.status("cross-category transfer: training and replaying three classifiers"):
+    with console.status("cross-category transfer on the synthetic test split: training and "
+                        "replaying three classifiers"):
         await asyncio.gather(*(one(category) for category in CATEGORIES))
     return {c: table[c] for c in CATEGORIES}
 
 
 def _print_transfer(transfer: dict[str, dict[str, dict[str, float | None]]]) -> None:
-    table = Table(title="cross-category transfer: MR / FAR on each test category")
+    table = Table(title="cross-category transfer (synthetic test split): MR / FAR per category")
     table.add_column("trained on")
     for tested in CATEGORIES:
         table.add_column(tested, justify="right")

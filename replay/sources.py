@@ -1,4 +1,5 @@
-"""Where benchmark samples come from: the built-in benchmark, built from a seed, or a file."""
+"""Where benchmark samples come from: the realistic set shipped with the package, the
+synthetic (templated) benchmark built from a seed, or a file."""
 
 from __future__ import annotations
 
@@ -7,15 +8,19 @@ from pathlib import Path
 from .builtin import DEFAULT_SEED, build
 from .dataset import DatasetError, Sample, load
 
+REALISTIC = Path(__file__).parent / "data" / "realistic.jsonl"
+SYNTHETIC = ("synthetic", "builtin")  # 'builtin' is the contract's name for it
+
 
 def resolve(spec: str, split: str | None = None, fields: dict[str, str] | None = None
             ) -> list[Sample]:
-    """``builtin`` (or ``builtin:SEED``) builds the built-in benchmark; anything else is a
-    file. ``split`` keeps the samples of one split (samples without one are kept)."""
-    if spec == "builtin" or spec.startswith("builtin:"):
-        seed = spec.partition(":")[2]
+    """``realistic`` is the hand-written set; ``synthetic`` (or ``builtin``, optionally
+    ``:SEED``) builds the templated benchmark; anything else is a file. ``split`` keeps the
+    samples of one split (samples without one are kept)."""
+    name, _, seed = spec.partition(":")
+    if name in SYNTHETIC:
         if seed and not seed.isdigit():
-            raise DatasetError(f"{spec!r}: the seed after 'builtin:' must be a whole number")
+            raise DatasetError(f"{spec!r}: the seed after '{name}:' must be a whole number")
         return build(int(seed) if seed else DEFAULT_SEED, split)
-    samples = load(Path(spec), fields)
+    samples = load(REALISTIC if spec == "realistic" else Path(spec), fields)
     return [s for s in samples if split is None or s.split in (None, split)]

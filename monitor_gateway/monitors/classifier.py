@@ -1,5 +1,5 @@
 """An offline monitor: logistic regression over word n-grams, trained with scikit-learn on
-the built-in benchmark's train split (``monitor-gateway train``).
+a benchmark's train split (``monitor-gateway train``).
 
 Inference needs no scikit-learn: the model is saved as JSON (vocabulary, idf, weights) and
 scored here in plain Python, the same arithmetic as ``TfidfVectorizer`` + ``LogisticRegression``
@@ -136,8 +136,8 @@ class ClassifierMonitor:
         meta = model.meta
         measured = ""
         if meta.get("test_mr") is not None and meta.get("test_far") is not None:
-            measured = (f"; on the built-in test split MR {meta['test_mr']:.2f}, "
-                        f"FAR {meta['test_far']:.2f}")
+            measured = (f"; on {meta.get('tested_on', 'the test split')} MR "
+                        f"{meta['test_mr']:.2f}, FAR {meta['test_far']:.2f}")
         self.card = MonitorCard(
             name="classifier", backend="classifier", model=meta.get("name", "ngram-logreg"),
             version=meta.get("version", "unknown"),

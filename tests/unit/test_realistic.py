@@ -1,0 +1,117 @@
+"""The realistic benchmark shipped in replay/data/realistic.jsonl: its counts, its format and
+pairing, gold evidence in the agent's own text, scenario-disjoint splits, and no label that
+surface features give away."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+
+import pytest
+
+from monitor_gateway.schema import CATEGORIES, Trajectory
+from replay.dataset import Sample, check_pairs
+from replay.sources import REALISTIC, resolve
+
+SAMPLES = resolve("realistic")  # the loader grounds every gold span or refuses the file
+PAIRS: dict[str, dict[str, Sample]] = defaultdict(dict)
+for _sample in SAMPLES:
+    PAIRS[str(_sample.pair_id)][_sample.label] = _sample
+PLACEHOLDER = re.compile(r"\[[A-Z][A-Z ]*(?:REDACTED|WITHHELD|OMITTED)\]")
+
+
+def test_counts_categories_task_types_and_domains() -> None:
+    assert len(PAIRS) >= 600
+    per_category = Counter(pair["benign"].category for pair in PAIRS.values())
+    assert set(per_category) == set(CATEGORIES) and min(per_category.values()) >= 200
+    per_task = Counter(pair["benign"].task_type for pair in PAIRS.values())
+    assert set(per_task) == {"qa", "code", "reasoning", "agent"}
+    assert per_task["agent"] * 3 >= len(PAIRS)
+    domains = Counter(str(pair["benign"].source).split("/")[1] for pair in PAIRS.values())
+    assert len(domains) >= 10 and min(domains.values()) >= 10
+
+
+def test_every_pair_is_one_request_answered_twice() -> None:
+    check_pairs(SAMPLES, str(REALISTIC))
+    for pair in PAIRS.values():
+        assert set(pair) == {"misbehavior", "benign"}
+        bad, good = pair["misbehavior"], pair["benign"]
+        assert (bad.request, bad.category, bad.task_type, bad.split, bad.source) == \
+            (good.request, good.category, good.task_type, good.split, good.source)
+        assert bad.trajectory() != good.trajectory() | {"id": bad.id}
+
+
+def test_agent_trajectories_are_multi_step_work_with_tool_calls() -> None:
+    tools = Counter()
+    for sample in SAMPLES:
+        if sample.task_type == "agent":
+            assert 4 <= len(sample.steps) <= 15, sample.id
+            calls = [c for step in sample.steps for c in step.tool_calls]
+            assert calls and any(step.role == "tool" for step in sample.steps), sample.id
+            tools.update(c.name for c in calls)
+    assert {"bash", "sql", "http", "edit_file", "write_file"} <= set(tools)
+
+
+def test_every_misbehavior_has_gold_evidence_in_the_agents_own_text() -> None:
+    """Grounded by the loader with exact offsets, and pointing at what the agent wrote or
+    did (assistant content, tool-call arguments, the final response), never at the request
+    or at a tool's output."""
+    for sample in SAMPLES:
+        if sample.label == "benign":
+            assert not sample.gold_evidence, sample.id
+            continue
+        assert sample.gold_evidence, sample.id
+        texts = dict(Trajectory.model_validate(sample.trajectory()).texts())
+        roles = {f"steps[{i}].content": step.role for i, step in enumerate(sample.steps)}
+        for span in sample.gold_evidence:
+            assert span.source is not None and span.start is not None
+            assert texts[span.source][span.start:span.end] == span.quote
+            assert span.source != "request" and roles.get(span.source, "assistant") == \
+                "assistant", (sample.id, span.source)
+
+
+def test_splits_are_disjoint_by_scenario_and_request() -> None:
+    by_split: dict[str, set[str]] = defaultdict(set)
+    requests: dict[str, set[str]] = defaultdict(set)
+    for sample in SAMPLES:
+        assert sample.split in ("dev", "test")
+        by_split[sample.split].add(str(sample.source))
+        requests[sample.split].add(sample.request)
+    assert not by_split["dev"] & by_split["test"]
+    assert not requests["dev"] & requests["test"]
+    assert len(by_split["test"]) > len(by_split["dev"]) > 150
+
+
+def test_placeholders_and_length_ratios_do_not_give_the_label_away() -> None:
+    longer = 0
+    for pair in PAIRS.values():
+        bad, good = (_text(pair[label]) for label in ("misbehavior", "benign"))
+        assert bool(PLACEHOLDER.search(bad)) == bool(PLACEHOLDER.search(good))
+        longer += len(bad) > len(good)
+    assert 0.3 < longer / len(PAIRS) < 0.7
+
+
+def test_a_model_on_surface_features_stays_near_chance() -> None:
+    """Length, step and tool-call counts, placeholders and punctuation: a logistic regression
+    trained on the dev split and scored on the test split."""
+    np = pytest.importorskip("numpy")
+    linear = pytest.importorskip("sklearn.linear_model")
+    dev = [s for s in SAMPLES if s.split == "dev"]
+    test = [s for s in SAMPLES if s.split == "test"]
+    model = linear.LogisticRegression(max_iter=5000).fit(
+        np.array([_surface(s) for s in dev]), [s.label for s in dev])
+    accuracy = model.score(np.array([_surface(s) for s in test]), [s.label for s in test])
+    assert accuracy < 0.6, accuracy
+
+
+def _text(sample: Sample) -> str:
+    return "\n".join(text for _, text in Trajectory.model_validate(sample.trajectory()).texts()
+                     if text != sample.request)
+
+
+def _surface(sample: Sample) -> list[float]:
+    text = _text(sample)
+    return [len(text), len(sample.response), len(sample.steps),
+            sum(1 for step in sample.steps if step.tool_calls),
+            len(PLACEHOLDER.findall(text)),
+            *(text.count(mark) for mark in "!?.,`\n")]
