@@ -126,6 +126,7 @@ class Gateway:
             group_id=settings.group_id,
             batch=True,
             max_records=settings.fetch_max_records,
+            fetch_max_wait_ms=settings.fetch_max_wait_ms,
             ack_policy=AckPolicy.MANUAL,  # never commit on receipt: the committer commits
             no_reply=True,  # the gateway writes to its verdict and dead-letter topics only
             auto_offset_reset=settings.auto_offset_reset,

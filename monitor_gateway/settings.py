@@ -96,6 +96,9 @@ class GatewaySettings(KafkaSettings):
     commit_interval: float = Field(default=0.5, gt=0)
     auto_offset_reset: Literal["earliest", "latest"] = "earliest"
     fetch_max_records: int = Field(default=500, ge=1)
+    # how long a fetch waits for data; Kafka answers a waiting fetch as soon as data
+    # arrives, a broker that does not (the embedded one) makes this the latency floor
+    fetch_max_wait_ms: int = Field(default=500, ge=0)
     max_pending: int = Field(default=4096, ge=1)
     linger_ms: int = Field(default=5, ge=0)
     # the producer's size limit: a verdict over it is cut to fit (README: "Faults")

@@ -276,7 +276,8 @@ def demo(
             console.print(f"embedded broker on {bootstrap}")
         settings = load_settings(GatewaySettings, {
             "kafka_bootstrap": bootstrap, "metrics_port": metrics_port,
-            "monitor": "classifier", "group_id": "monitor-gateway-demo"})
+            "monitor": "classifier", "group_id": "monitor-gateway-demo",
+            "fetch_max_wait_ms": 10})  # the embedded broker answers a fetch only at its end
         monitor = ClassifierMonitor(LinearModel.load(model_path))
         report = run(_demo(settings, monitor, realistic,
                            [s for s in synthetic if s.split == "test"], partitions, out))

@@ -55,8 +55,12 @@ class Replay:
         self.results: dict[str, Result] = {}
         self._samples: dict[str, Sample] = {}
         self._sent_all = asyncio.Event()
+        # a short fetch wait: the replay measures send-to-verdict latency, and a broker that
+        # does not answer a waiting fetch when data arrives (the embedded one) would add up
+        # to fetch.max.wait (500 ms by default) to every figure
         self._consumer = AIOKafkaConsumer(
-            group_id=None, enable_auto_commit=False, **settings.client_args()
+            group_id=None, enable_auto_commit=False, fetch_max_wait_ms=10,
+            **settings.client_args()
         )
         self._producer = AIOKafkaProducer(acks="all", linger_ms=5, **settings.client_args())
 

@@ -69,13 +69,14 @@ def localisation_report(results: list[Result]) -> dict[str, Any]:
 
 
 def write_samples(results: Iterable[Result], path: Path) -> None:
-    """One line a sample: what ``calibrate`` and further analysis read."""
+    """One line a sample: the sample itself in the benchmark format (so the file is a
+    benchmark file too: ``export sft`` and ``replay`` read it) and what the monitor said,
+    which ``calibrate`` and further analysis read."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
         for r in results:
             out.write(json.dumps({
-                "id": r.sample.id, "pair_id": r.sample.pair_id, "label": r.sample.label,
-                "category": r.sample.category, "task_type": r.sample.task_type,
+                **r.sample.model_dump(mode="json", exclude_defaults=True),
                 "score": r.verdict.score, "flagged": r.verdict.flagged,
                 "status": r.verdict.status, "verdict_category": r.verdict.category,
                 "monitor": r.verdict.monitor.name, "monitor_version": r.verdict.monitor.version,

@@ -18,7 +18,7 @@ from monitor_gateway.embedded import free_port
 from monitor_gateway.monitors import RulesMonitor
 from monitor_gateway.settings import GatewaySettings
 from replay.builtin import build
-from replay.dataset import write
+from replay.dataset import load, write
 
 pytestmark = pytest.mark.kafka
 
@@ -77,6 +77,14 @@ async def test_report_counts_equal_the_gateways_prometheus_counters(
     lines = (tmp_path / "report.samples.jsonl").read_text().splitlines()
     assert len(lines) == len(subset)
     assert {"id", "pair_id", "label", "score", "flagged", "latency_ms"} <= set(json.loads(lines[0]))
+    # the per-sample file of a labelled replay is a benchmark file: it exports for fine-tuning
+    replayed = {s.id: s for s in load(tmp_path / "report.samples.jsonl")}
+    assert replayed == {s.id: s for s in load(dataset)}
+    code, exported = await cli(settings, "export", "sft", "--dataset",
+                               str(tmp_path / "report.samples.jsonl"), "--out",
+                               str(tmp_path / "sft.jsonl"))
+    assert code == 0, exported
+    assert len((tmp_path / "sft.jsonl").read_text().splitlines()) == len(subset)
     assert (tmp_path / "plane.png").read_bytes()[:4] == b"\x89PNG"
     assert "MR [95% CI]" in output and "safety_permission" in output
 

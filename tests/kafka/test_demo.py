@@ -1,0 +1,37 @@
+"""``monitor-gateway demo`` as a user runs it (without the transfer experiment, for time):
+the realistic test split's table comes first, the synthetic one second and labelled as
+what it is, and the reports carry the localisation figures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.kafka
+
+
+def test_demo_leads_with_the_realistic_split(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "monitor_gateway", "demo", "--out", str(tmp_path),
+         "--metrics-port", "0", "--no-transfer"],
+        capture_output=True, text=True, timeout=600, env={"COLUMNS": "200", "PATH": ""})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = done.stdout
+    realistic, synthetic = out.index("on realistic (test split)"), out.index(
+        "on synthetic (test split)")
+    assert realistic < out.index("second table: the synthetic (templated) test split") < synthetic
+    assert "send→verdict (at 100 samples/s)" in out[realistic:synthetic]
+    assert "trained on the synthetic train split" in out
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["dataset"] == "realistic (test split)" and report["rate_per_s"] == 100
+    assert report["overall"]["tp"] + report["overall"]["fn"] == 393
+    located = report["localisation"]["overall"]
+    assert located["n"] == report["overall"]["tp"] and 0 <= located["localised"] <= located["n"]
+    assert set(report["localisation"]["by_category"]) == set(report["by_category"])
+    assert (tmp_path / "mr_far.png").stat().st_size > 10_000
+    second = json.loads((tmp_path / "synthetic" / "report.json").read_text())
+    assert second["dataset"] == "synthetic (test split)" and second["overall"]["tp"] > 2000
