@@ -31,7 +31,7 @@ if not console.is_terminal:  # logs and CI: room for the report table on one lin
     console.width = max(console.width, 110)
 
 Bootstrap = Annotated[str | None, typer.Option(
-    "--bootstrap", help="Kafka HOST:PORT [env MONITOR_GATEWAY_KAFKA_BOOTSTRAP]")]
+    "--bootstrap", help=r"Kafka HOST:PORT \[env MONITOR_GATEWAY_KAFKA_BOOTSTRAP]")]
 LogLevel = Annotated[str, typer.Option(help="Log level of the gateway's own log lines.")]
 
 
@@ -72,7 +72,7 @@ def serve(
     monitor: Annotated[str | None, typer.Option(
         help=f"{', '.join(available())}, or a plugin 'package.module:factory'")] = None,
     monitor_config: Annotated[Path | None, typer.Option(
-        help="TOML with [thresholds] and cascade [[stage]] tables")] = None,
+        help=r"TOML with \[thresholds] and cascade \[\[stage]] tables")] = None,
     threshold: Annotated[float | None, typer.Option()] = None,
     fail_policy: Annotated[str | None, typer.Option(help="open or closed")] = None,
     concurrency: Annotated[int | None, typer.Option()] = None,

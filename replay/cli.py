@@ -108,7 +108,7 @@ def _finish(report: dict[str, Any], results: list[Result], json_path: Path | Non
 def calibrate_command(
     report: Annotated[Path, typer.Option(help="a replay report (its .samples.jsonl is read)")],
     max_far: Annotated[float, typer.Option(help="the false-alarm budget, e.g. 0.05")],
-    config: Annotated[Path, typer.Option(help="the monitor config to write [thresholds] to")] =
+    config: Annotated[Path, typer.Option(help=r"the monitor config to write \[thresholds] to")] =
         Path("monitor.toml"),
 ) -> None:
     """Pick thresholds (overall and per predicted category) that keep FAR within a budget."""
