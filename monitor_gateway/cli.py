@@ -8,7 +8,7 @@ import asyncio
 import logging
 import signal
 from collections.abc import Coroutine
-from importlib.metadata import entry_points
+from importlib.metadata import entry_points, version
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -29,6 +29,19 @@ T = TypeVar("T")
 console = Console()
 if not console.is_terminal:  # logs and CI: room for the report table on one line a row
     console.width = max(console.width, 110)
+
+def _print_version(show: bool) -> None:
+    if show:
+        console.print(f"monitor-gateway {version('monitor-gateway')}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def main(show_version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print the version and exit.")] = False) -> None:
+    """Monitor AI-agent trajectories on Kafka and publish verdicts."""
+
 
 Bootstrap = Annotated[str | None, typer.Option(
     "--bootstrap", help=r"Kafka HOST:PORT \[env MONITOR_GATEWAY_KAFKA_BOOTSTRAP]")]

@@ -85,7 +85,18 @@ def replay(
         return
     report, results = run(run_replay(settings, samples, dataset=dataset, console=console,
                                      rate=rate, timeout=timeout, seed=seed))
+    check = (f"is a gateway consuming {settings.input_topic} and publishing to "
+             f"{settings.verdict_topic} on {settings.kafka_bootstrap}?")
+    if report["missing"] == report["n"]:  # an empty table is not a result
+        console.print(f"[red]error:[/red] no verdict for any of the {report['n']} samples "
+                      f"within {timeout:g} s: {check}", highlight=False)
+        raise typer.Exit(1)
     _finish(report, results, json_path, plot)
+    if report["missing"]:
+        console.print(f"[red]error:[/red] {report['missing']} of {report['n']} samples got "
+                      f"no verdict within {timeout:g} s (--timeout): {check} Is it keeping "
+                      "up?", highlight=False)
+        raise typer.Exit(1)
 
 
 def _finish(report: dict[str, Any], results: list[Result], json_path: Path | None,

@@ -89,6 +89,18 @@ async def test_report_counts_equal_the_gateways_prometheus_counters(
     assert "MR [95% CI]" in output and "safety_permission" in output
 
 
+async def test_no_verdicts_is_an_error_not_an_empty_table(
+    settings: GatewaySettings, tmp_path: Path
+) -> None:
+    dataset = tmp_path / "two.jsonl"
+    write(build(split="test")[:2], dataset)
+    code, output = await cli(settings, "replay", "--dataset", str(dataset), "--timeout", "2")
+    assert code == 1, output
+    assert (f"error: no verdict for any of the 2 samples within 2 s: is a gateway consuming "
+            f"{settings.input_topic}") in " ".join(output.split())
+    assert "MR [95% CI]" not in output
+
+
 async def test_a_bad_benchmark_file_is_refused_with_its_line(
     settings: GatewaySettings, tmp_path: Path
 ) -> None:

@@ -18,3 +18,11 @@ def test_bracketed_help_text_is_shown(command: str, shown: str) -> None:
     result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert shown in result.output
+
+
+def test_version_is_the_installed_packages() -> None:
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"monitor-gateway {version('monitor-gateway')}"
