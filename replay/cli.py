@@ -288,7 +288,7 @@ def demo(
         settings = load_settings(GatewaySettings, {
             "kafka_bootstrap": bootstrap, "metrics_port": metrics_port,
             "monitor": "classifier", "group_id": "monitor-gateway-demo",
-            "fetch_max_wait_ms": 10})  # the embedded broker answers a fetch only at its end
+            "fetch_max_wait_ms": 10})  # the embedded broker answers a waiting fetch late
         monitor = ClassifierMonitor(LinearModel.load(model_path))
         report = run(_demo(settings, monitor, realistic,
                            [s for s in synthetic if s.split == "test"], partitions, out))
