@@ -12,6 +12,13 @@ REALISTIC = Path(__file__).parent / "data" / "realistic.jsonl"
 SYNTHETIC = ("synthetic", "builtin")  # 'builtin' is the contract's name for it
 
 
+def name_of(spec: str) -> str:
+    """What a ``--dataset`` value is called in labels: ``synthetic`` for the templated
+    benchmark under either name, the value itself otherwise."""
+    name = spec.partition(":")[0]
+    return "synthetic" if name in SYNTHETIC else spec
+
+
 def resolve(spec: str, split: str | None = None, fields: dict[str, str] | None = None
             ) -> list[Sample]:
     """``realistic`` is the hand-written set; ``synthetic`` (or ``builtin``, optionally

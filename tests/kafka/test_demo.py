@@ -5,6 +5,7 @@ what it is, and the reports carry the localisation figures."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ def test_demo_leads_with_the_realistic_split(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "monitor_gateway", "demo", "--out", str(tmp_path),
          "--metrics-port", "0", "--no-transfer"],
-        capture_output=True, text=True, timeout=600, env={"COLUMNS": "200", "PATH": ""})
+        capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "200"})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout
     realistic, synthetic = out.index("on realistic (test split)"), out.index(

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from replay.dataset import DatasetError, load, parse_fields
-from replay.sources import resolve
+from replay.sources import name_of, resolve
 
 PAIR = [
     {"id": "p1-m", "pair_id": "p1", "label": "misbehavior", "category": "sycophancy_bias",
@@ -108,3 +108,11 @@ def test_a_gold_quote_that_is_not_there_is_refused_with_its_line(
     rows = [PAIR[0] | {"pair_id": None, "id": "x"}, AGENT | {"gold_evidence": gold}]
     with pytest.raises(DatasetError, match=message.replace("[", r"\[").replace(".", r"\.")):
         load(write(tmp_path, rows))
+
+
+def test_a_dataset_is_named_synthetic_under_either_name_and_a_file_by_its_path() -> None:
+    """The name a trained classifier's label gives its data; a path that merely contains
+    'builtin' stays the path."""
+    assert [name_of(s) for s in ("builtin", "builtin:7", "synthetic:7", "realistic")] == \
+        ["synthetic", "synthetic", "synthetic", "realistic"]
+    assert name_of("out/builtin.jsonl") == "out/builtin.jsonl"

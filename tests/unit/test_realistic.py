@@ -105,8 +105,10 @@ def test_a_model_on_surface_features_stays_near_chance() -> None:
 
 
 def _text(sample: Sample) -> str:
-    return "\n".join(text for _, text in Trajectory.model_validate(sample.trajectory()).texts()
-                     if text != sample.request)
+    """What the agent and the world wrote: every text but the request."""
+    return "\n".join(text for source, text in
+                     Trajectory.model_validate(sample.trajectory()).texts()
+                     if source != "request")
 
 
 def _surface(sample: Sample) -> list[float]:
