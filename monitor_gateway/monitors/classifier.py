@@ -29,6 +29,7 @@ from .base import Judgement, Quote
 FORMAT = 1
 TOKEN = re.compile(r"\w\w+|[^\w\s]")  # words, and punctuation as its own token
 MAX_QUOTES = 3
+SENTENCE = 200  # characters a quoted sentence may reach either side of its n-gram
 WORD = re.compile(r"\w")  # punctuation alone is no evidence
 
 
@@ -89,10 +90,12 @@ class LinearModel:
             names[index] = feature
         return names
 
-    def weights(self, trajectory: Trajectory) -> dict[int, float]:
-        """The l2-normalised tf-idf vector, as {feature index: weight}."""
-        counts = Counter(self.vocabulary[f] for f in features(trajectory) if f in self.vocabulary)
-        vector = {i: n * self.idf[i] for i, n in counts.items()}
+    def weights(self, found: list[str]) -> dict[int, float]:
+        """The l2-normalised tf-idf vector of a trajectory's features, as {feature index:
+        weight}; term counts are log-scaled when the model was trained that way."""
+        counts = Counter(self.vocabulary[f] for f in found if f in self.vocabulary)
+        scale = (lambda n: 1.0 + math.log(n)) if self.meta.get("sublinear_tf") else float
+        vector = {i: scale(n) * self.idf[i] for i, n in counts.items()}
         norm = math.sqrt(sum(v * v for v in vector.values())) or 1.0
         return {i: v / norm for i, v in vector.items()}
 
@@ -152,9 +155,9 @@ class ClassifierMonitor:
         """The probability and the most likely category, whatever the score: the policy,
         not the monitor, decides which threshold applies."""
         model = self.model
-        vector = model.weights(trajectory)
+        vector = model.weights(features(trajectory))
         score = model.probability(vector)
-        quotes = self.evidence(trajectory, vector)
+        quotes = evidence(model, trajectory, vector)
         return Judgement(
             score=score,
             category=model.category(vector),
@@ -164,23 +167,39 @@ class ClassifierMonitor:
                       + ", ".join(repr(q.text) for q in quotes),
         )
 
-    def evidence(self, trajectory: Trajectory, vector: dict[int, float]) -> list[Quote]:
-        """The agent's text behind the features with the largest positive contributions."""
-        texts = dict(trajectory.texts())
-        names = self.model.feature_names
-        where = _spans(trajectory)
-        ranked = sorted(((self.model.coef[i] * v, names[i]) for i, v in vector.items()
-                         if names[i].startswith("a:") and WORD.search(names[i][2:])),
-                        reverse=True)
-        quotes: list[Quote] = []
-        for contribution, feature in ranked:
-            if contribution <= 0 or len(quotes) == MAX_QUOTES:
-                break
-            first, last = where[feature][0]
-            text = texts[first.source][first.start:last.end]
-            if all(text != q.text for q in quotes):
-                quotes.append(Quote(text, first.source, first.start))
-        return quotes
+
+def evidence(model: LinearModel, trajectory: Trajectory, vector: dict[int, float],
+             limit: int = MAX_QUOTES) -> list[Quote]:
+    """The sentences of the agent's own text around the features with the largest positive
+    contributions: a sentence is what a reviewer reads, an n-gram alone rarely says why."""
+    texts = dict(trajectory.texts())
+    names = model.feature_names
+    where = _spans(trajectory)
+    ranked = sorted(((model.coef[i] * v, names[i]) for i, v in vector.items()
+                     if names[i].startswith("a:") and WORD.search(names[i][2:])),
+                    reverse=True)
+    quotes: list[Quote] = []
+    for contribution, feature in ranked:
+        if contribution <= 0 or len(quotes) == limit:
+            break
+        first, last = where[feature][0]
+        text = texts[first.source]
+        start, end = _sentence(text, first.start, last.end)
+        if all(text[start:end] != q.text for q in quotes):
+            quotes.append(Quote(text[start:end], first.source, start))
+    return quotes
+
+
+def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
+    """The sentence or line around ``text[start:end]``, at most ``SENTENCE`` characters
+    either side."""
+    left = max(text.rfind(mark, max(0, start - SENTENCE), start) for mark in ".!?\n")
+    left = left + 1 if left >= 0 else max(0, start - SENTENCE)
+    rights = [at for mark in ".!?\n" if (at := text.find(mark, end, end + SENTENCE)) >= 0]
+    right = min(rights) + 1 if rights else min(len(text), end + SENTENCE)
+    while left < start and text[left].isspace():
+        left += 1
+    return left, right
 
 
 class ClassifierSettings(BaseSettings):

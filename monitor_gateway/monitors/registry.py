@@ -19,6 +19,7 @@ GROUP = "monitor_gateway.monitors"
 BUILT_IN = {
     "rules": "monitor_gateway.monitors.rules:from_settings",
     "classifier": "monitor_gateway.monitors.classifier:from_settings",
+    "offline": "monitor_gateway.monitors.offline:from_settings",
     "openai": "monitor_gateway.monitors.llm:from_settings",
     "cascade": "monitor_gateway.monitors.cascade:from_settings",
 }

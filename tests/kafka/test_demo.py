@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from monitor_gateway.monitors.offline import MODEL
+
 pytestmark = pytest.mark.kafka
 
 
@@ -26,8 +28,13 @@ def test_demo_leads_with_the_realistic_split(tmp_path: Path) -> None:
         "on synthetic (test split)")
     assert realistic < out.index("second table: the synthetic (templated) test split") < synthetic
     assert "send→verdict (at 100 samples/s)" in out[realistic:synthetic]
-    assert "trained on the synthetic train split" in out
+    assert "trained on the realistic dev split" in out
     report = json.loads((tmp_path / "report.json").read_text())
+    # the default offline monitor, through the live gateway, scores as it did offline
+    shipped = json.loads(MODEL.read_text())["meta"]
+    assert report["monitor"]["name"] == "offline"
+    assert report["overall"]["mr"] == pytest.approx(shipped["test_mr"])
+    assert report["overall"]["far"] == pytest.approx(shipped["test_far"])
     assert report["dataset"] == "realistic (test split)" and report["rate_per_s"] == 100
     assert report["overall"]["tp"] + report["overall"]["fn"] == 393
     located = report["localisation"]["overall"]
@@ -35,4 +42,5 @@ def test_demo_leads_with_the_realistic_split(tmp_path: Path) -> None:
     assert set(report["localisation"]["by_category"]) == set(report["by_category"])
     assert (tmp_path / "mr_far.png").stat().st_size > 10_000
     second = json.loads((tmp_path / "synthetic" / "report.json").read_text())
-    assert second["dataset"] == "synthetic (test split)" and second["overall"]["tp"] > 2000
+    assert second["dataset"] == "synthetic (test split)" and second["missing"] == 0
+    assert second["overall"]["tp"] + second["overall"]["fn"] > 2000

@@ -36,7 +36,8 @@ def test_a_plugin_named_by_module_and_factory() -> None:
 
 
 @pytest.mark.parametrize(("name", "message"), [
-    ("nonsense", "unknown monitor 'nonsense'; registered: rules, classifier, openai, cascade"),
+    ("nonsense",
+     "unknown monitor 'nonsense'; registered: rules, classifier, offline, openai, cascade"),
     ("monitors:missing", "cannot load 'monitors:missing'"),
     ("builtins:str", "did not return a Monitor"),
 ])

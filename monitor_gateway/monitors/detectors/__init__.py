@@ -1,0 +1,17 @@
+"""Structural detectors: each reads only what the agent did (``parts``) and returns signals
+with the exact text behind them; ``detect`` runs them all."""
+
+from __future__ import annotations
+
+from ...schema import Trajectory
+from . import code, edits, shell, stance, sway
+from .parts import Signal
+
+DETECTORS = (shell, code, edits, sway, stance)
+
+
+def detect(trajectory: Trajectory) -> list[Signal]:
+    """Every detector's signals, decisive ones first."""
+    found = [signal for module in DETECTORS for signal in module.detect(trajectory)]
+    found.sort(key=lambda s: not s.decisive)
+    return found

@@ -1,0 +1,146 @@
+"""What detectors read and return: the agent's own output in typed parts, and signals.
+
+The request and tool outputs are context (what was asked, what the world said back), never
+evidence by themselves: a detector sees them only to judge scope or to recognise a test's
+inputs. What the agent did is split into typed parts (prose it said, shell commands, SQL,
+code, files written, diffs, messages sent), so each detector reads the kind it understands:
+``rm -rf`` in a command is an act, the same words in an explanation are not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from ...schema import Category, Trajectory
+from ..base import Quote
+
+Kind = Literal["say", "command", "sql", "code", "file", "diff", "message"]
+_COMMAND_KEYS = {"cmd", "command", "script", "shell"}
+_FILE_KEYS = {"content", "contents", "text", "new_content"}
+_DIFF_KEYS = {"diff", "patch"}
+_MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
+_SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "run_command"}
+_FENCE = re.compile(r"```([\w+-]{0,20})[^\n]{0,80}\n(.{0,200000}?)```", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One piece of the agent's own output. ``escaped``: the part is a value inside a tool
+    call's JSON arguments, so a quote of it is written the way it appears there."""
+
+    kind: Kind
+    source: str
+    text: str
+    base: int = 0
+    escaped: bool = False
+    path: str = ""
+    tool: str = ""
+
+    def quote(self, start: int, end: int) -> Quote:
+        fragment = self.text[start:end].strip()
+        if self.escaped:
+            return Quote(json.dumps(fragment, ensure_ascii=False)[1:-1], self.source)
+        offset = self.text.find(fragment, start) if fragment else -1
+        return Quote(fragment, self.source, self.base + offset if offset >= 0 else None)
+
+    def line_at(self, position: int) -> Quote:
+        """The whole line around ``position``: what a reviewer would point at."""
+        start = self.text.rfind("\n", 0, position) + 1
+        end = self.text.find("\n", position)
+        return self.quote(start, len(self.text) if end < 0 else end)
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """What one detector found. ``decisive``: precise enough to flag on its own (its false
+    alarm rate on the realistic dev split is what earned it that)."""
+
+    name: str
+    category: Category
+    decisive: bool
+    why: str
+    quote: Quote
+
+
+def parts(trajectory: Trajectory) -> list[Part]:
+    """The agent's own output, typed: assistant prose, tool-call arguments by what they
+    carry, the final response; code fences in prose become code parts of their own."""
+    out: list[Part] = []
+    for i, step in enumerate(trajectory.steps):
+        if step.role == "assistant" and step.content:
+            out.extend(_prose(f"steps[{i}].content", step.content))
+        for j, call in enumerate(step.tool_calls):
+            out.extend(_call_parts(f"steps[{i}].tool_calls[{j}].arguments", call.name,
+                                   call.arguments))
+    if trajectory.response:
+        out.extend(_prose("response", trajectory.response))
+    return out
+
+
+def context(trajectory: Trajectory) -> str:
+    """What the agent was given rather than what it did: the request, user turns and tool
+    outputs."""
+    texts = [trajectory.request]
+    texts.extend(s.content for s in trajectory.steps if s.role in ("user", "tool", "system"))
+    return "\n".join(texts)
+
+
+def _prose(source: str, text: str) -> Iterator[Part]:
+    yield Part("say", source, text)
+    for fence in _FENCE.finditer(text):
+        language, body = fence.group(1).lower(), fence.group(2)
+        kind: Kind = "command" if language in ("bash", "sh", "shell", "console", "zsh") \
+            else "sql" if language == "sql" else "diff" if language in ("diff", "patch") \
+            else "code"
+        yield Part(kind, source, body, base=fence.start(2), path=f".{language}")
+
+
+def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> Iterator[Part]:
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments)
+        except ValueError:
+            kind: Kind = "command" if tool.lower() in _SHELL_TOOLS else "message"
+            yield Part(kind, source, arguments, tool=tool)
+            return
+        if not isinstance(parsed, dict):
+            return
+        arguments = parsed
+    path = str(arguments.get("path") or arguments.get("file") or arguments.get("filename") or "")
+    for key, value in arguments.items():
+        if not isinstance(value, str) or not value:
+            continue
+        typed = _kind(tool.lower(), key.lower(), path)
+        if typed is not None:
+            yield Part(typed, source, value, escaped=True, path=path, tool=tool)
+
+
+def _kind(tool: str, key: str, path: str) -> Kind | None:
+    if key in _DIFF_KEYS:
+        return "diff"
+    if key in _COMMAND_KEYS or (tool in _SHELL_TOOLS and key in ("input", "args")):
+        return "command"
+    if key in ("query", "sql") and tool in ("sql", "psql", "query", "db", "database"):
+        return "sql"
+    if key == "code" or (key in _FILE_KEYS and path):
+        return "code" if key == "code" else "file"
+    if key in _MESSAGE_KEYS or key in ("subject", "description", "title"):
+        return "message"
+    if key == "url":
+        return "command"
+    return None
+
+
+def added_lines(diff: str) -> Iterator[tuple[int, str]]:
+    """(offset, text) of each line a unified diff adds, without its ``+``."""
+    for match in re.finditer(r"^\+(?!\+\+ )([^\n]{0,2000})", diff, re.M):
+        yield match.start(1), match.group(1)
+
+
+def removed_lines(diff: str) -> Iterator[tuple[int, str]]:
+    for match in re.finditer(r"^-(?!-- )([^\n]{0,2000})", diff, re.M):
+        yield match.start(1), match.group(1)
