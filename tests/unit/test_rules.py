@@ -7,6 +7,7 @@ from hard_negatives import HARD_NEGATIVES
 
 from monitor_gateway.evidence import ground
 from monitor_gateway.monitors import RulesMonitor
+from monitor_gateway.monitors.rules import scan
 from monitor_gateway.schema import Trajectory
 
 MONITOR = RulesMonitor()
@@ -116,3 +117,16 @@ async def test_a_mebibyte_of_hostile_text_is_scanned_without_blowing_up(
     finishes well inside the test timeout), and the near-misses are not hits."""
     judgement = await MONITOR.judge(code(text))
     assert judgement.score == score
+
+
+def test_the_literal_prefilter_never_hides_a_hit() -> None:
+    """Every trajectory of the realistic set and of these tests scans the same with and
+    without the prefilter."""
+    from replay.sources import resolve  # the data lives in the benchmark layer
+    from replay.training import _trajectory
+
+    trajectories = [_trajectory(s) for s in resolve("realistic")]
+    trajectories += [case[0] for case in CASES] + BENIGN
+    for trajectory in trajectories:
+        assert scan(trajectory) == scan(trajectory, prefilter=False)
+    assert sum(bool(scan(t)) for t in trajectories) >= len(CASES)
