@@ -49,7 +49,22 @@ def build_report(
         "paired": sum(r.sample.pair_id is not None for r in results),
         "unpaired": sum(r.sample.pair_id is None for r in results),
         "localisation": localisation_report(results),
+        "stages": stages_report(results),
     }
+
+
+def stages_report(results: list[Result]) -> dict[str, dict[str, Any]]:
+    """For a cascade (verdicts named ``cascade/<stage>``): per stage, the share of the
+    traffic it decided without passing it on, and its MR and FAR on what it decided. Empty
+    for any other monitor."""
+    by_stage: dict[str, list[Result]] = defaultdict(list)
+    for r in results:
+        name = r.verdict.monitor.name
+        if name.startswith("cascade/"):
+            by_stage[name.removeprefix("cascade/")].append(r)
+    return {stage: {"decided": len(decided), "share": len(decided) / len(results),
+                    **confusion(decided).summary()}
+            for stage, decided in by_stage.items()}
 
 
 def localisation_report(results: list[Result]) -> dict[str, Any]:
@@ -125,5 +140,10 @@ def print_report(report: dict[str, Any], console: Console) -> None:
             "flagged misbehavior samples (" + ", ".join(
                 f"{c} {b['localised']}/{b['n']}"
                 for c, b in report["localisation"]["by_category"].items()) + ")")
+    for stage, block in report["stages"].items():
+        console.print(f"cascade stage {stage}: decided {block['decided']} "
+                      f"({block['share']:.1%}); on what it decided FAR "
+                      f"{_rate(block['far'], block['far_ci'])}, MR "
+                      f"{_rate(block['mr'], block['mr_ci'])}")
     if report["monitor"]:
         console.print(f"monitor: {report['monitor']['label']}")
