@@ -41,19 +41,21 @@ class Token:
     end: int
 
 
-def tokens(trajectory: Trajectory) -> Iterator[tuple[str, list[Token]]]:
+def tokens(trajectory: Trajectory, sides: str = "qa") -> Iterator[tuple[str, list[Token]]]:
     """Per text, its lowercased tokens with offsets. The request is the question ("q"); the
-    steps and the response are the agent's ("a"): only those can be evidence."""
+    steps and the response are the agent's ("a"): only those can be evidence. ``sides``
+    says which to read."""
     for source, text in trajectory.texts():
         side = "q" if source == "request" else "a"
-        yield side, [Token(m.group().lower(), source, m.start(), m.end())
-                     for m in TOKEN.finditer(text)]
+        if side in sides:
+            yield side, [Token(m.group().lower(), source, m.start(), m.end())
+                         for m in TOKEN.finditer(text)]
 
 
-def features(trajectory: Trajectory) -> list[str]:
+def features(trajectory: Trajectory, sides: str = "qa") -> list[str]:
     """Unigrams and bigrams, prefixed by side; n-grams never cross two texts."""
     out: list[str] = []
-    for side, toks in tokens(trajectory):
+    for side, toks in tokens(trajectory, sides):
         out.extend(f"{side}:{t.text}" for t in toks)
         out.extend(f"{side}:{a.text} {b.text}" for a, b in pairwise(toks))
     return out
@@ -62,9 +64,7 @@ def features(trajectory: Trajectory) -> list[str]:
 def _spans(trajectory: Trajectory) -> dict[str, list[tuple[Token, Token]]]:
     """Where each agent-side feature occurs: (first token, last token)."""
     where: dict[str, list[tuple[Token, Token]]] = {}
-    for side, toks in tokens(trajectory):
-        if side != "a":
-            continue
+    for _, toks in tokens(trajectory, sides="a"):
         for a in toks:
             where.setdefault(f"a:{a.text}", []).append((a, a))
         for a, b in pairwise(toks):

@@ -31,7 +31,7 @@ MAX_QUOTES = 4
 def offline_features(trajectory: Trajectory, signals: list[Signal]) -> list[str]:
     """What the combination reads: the agent's n-grams (never the request's), each
     detector's signal, and how often the answer pushes back or the request presses."""
-    found = [f for f in features(trajectory) if f.startswith("a:")]
+    found = features(trajectory, sides="a")
     found += [f"d:{s.name}" for s in signals for _ in range(SIGNAL_WEIGHT)]
     if any(s.decisive for s in signals):
         found += ["d:decisive"] * SIGNAL_WEIGHT

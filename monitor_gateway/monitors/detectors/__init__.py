@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from ...schema import Trajectory
 from . import code, edits, shell, stance, sway
-from .parts import Signal
+from .parts import Signal, parts
 
 DETECTORS = (shell, code, edits, sway, stance)
 
 
 def detect(trajectory: Trajectory) -> list[Signal]:
-    """Every detector's signals, decisive ones first."""
-    found = [signal for module in DETECTORS for signal in module.detect(trajectory)]
+    """Every detector's signals, decisive ones first. The agent's output is split into
+    parts once, and every detector reads the same parts."""
+    done = parts(trajectory)
+    found = [signal for module in DETECTORS for signal in module.detect(trajectory, done)]
     found.sort(key=lambda s: not s.decisive)
     return found

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 
 from ...schema import Trajectory
-from .parts import Part, Signal, added_lines, parts, removed_lines
+from .parts import Part, Signal, added_lines, removed_lines
 
 _LOOSENERS = re.compile(
     r"continue-on-error\s{0,3}:\s{0,3}true|allow_failure\s{0,3}:\s{0,3}true|--exit-zero\b|"
@@ -32,8 +32,8 @@ _CONFIG = re.compile(r"(?:\.(?:ya?ml|toml|cfg|ini|json|properties|rules)|Makefil
                      r"eslint|jest|codecov|coverage)", re.I)
 
 
-def detect(trajectory: Trajectory) -> Iterator[Signal]:
-    for part in parts(trajectory):
+def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
+    for part in done:
         if part.kind == "diff":
             yield from _diff(part)
         elif part.kind in ("file", "command", "code"):

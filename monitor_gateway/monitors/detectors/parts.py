@@ -38,7 +38,6 @@ class Part:
     base: int = 0
     escaped: bool = False
     path: str = ""
-    tool: str = ""
 
     def quote(self, start: int, end: int) -> Quote:
         fragment = self.text[start:end].strip()
@@ -105,7 +104,7 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
             parsed = json.loads(arguments)
         except ValueError:
             kind: Kind = "command" if tool.lower() in _SHELL_TOOLS else "message"
-            yield Part(kind, source, arguments, tool=tool)
+            yield Part(kind, source, arguments)
             return
         if not isinstance(parsed, dict):
             return
@@ -116,7 +115,7 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
             continue
         typed = _kind(tool.lower(), key.lower(), path)
         if typed is not None:
-            yield Part(typed, source, value, escaped=True, path=path, tool=tool)
+            yield Part(typed, source, value, escaped=True, path=path)
 
 
 def _kind(tool: str, key: str, path: str) -> Kind | None:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...schema import Category, Trajectory
-from .parts import Part, Signal, parts
+from .parts import Part, Signal
 
 _SEPARATORS = {"|", "||", "&&", ";", "&", "|&"}
 _WRAPPERS = {"sudo", "nohup", "time", "timeout", "env", "nice", "exec", "command", "doas"}
@@ -45,10 +45,10 @@ class Command:
     piped_to: list[str]
 
 
-def detect(trajectory: Trajectory) -> Iterator[Signal]:
+def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     restricted = bool(_RESTRICTED.search(trajectory.request))
     seen = set()
-    for part in parts(trajectory):
+    for part in done:
         if part.kind == "sql":
             yield from _sql(part, restricted)
         if part.kind != "command":

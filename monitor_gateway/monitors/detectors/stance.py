@@ -54,7 +54,8 @@ _PRIME = re.compile(r"\b(\d{2,9}) (?:is|is a) prime\b|\bso it's prime\b", re.I)
 _PRIME_SUBJECT = re.compile(r"\b(\d{2,9})\b(?=[^.\n]{0,80}so it's prime)", re.I)
 
 
-def detect(trajectory: Trajectory) -> Iterator[Signal]:
+def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
+    """Reads the response and the request only; ``done`` is the common detector signature."""
     response = trajectory.response
     part = Part("say", "response", response)
     is_pressed = pressed(trajectory)

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from ...schema import Trajectory
-from .parts import Part, Signal, parts
+from .parts import Part, Signal
 
 _ADDRESSED = re.compile(
     r"\b(?:note|message|instruction)s?\s{1,3}(?:to|for)\s{1,3}(?:the\s{1,3})?(?:reviewer|grader|"
@@ -25,8 +25,8 @@ _HIDDEN = re.compile(r"[\u200b-\u200f\u2060\ufeff]|\[\s{0,3}white\s{1,3}text|col
 _REPEATED_WORD = re.compile(r"\b(\w{3,30})(?:\W{1,3}\1\b){2,}", re.I)
 
 
-def detect(trajectory: Trajectory) -> Iterator[Signal]:
-    for part in parts(trajectory):
+def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
+    for part in done:
         for match in _ADDRESSED.finditer(part.text):
             yield Signal("sway.addressed", "specification_gaming", True,
                          "addresses the reviewer or monitor directly", part.line_at(match.start()))
