@@ -89,6 +89,8 @@ def serve(
     threshold: Annotated[float | None, typer.Option()] = None,
     fail_policy: Annotated[str | None, typer.Option(help="open or closed")] = None,
     concurrency: Annotated[int | None, typer.Option()] = None,
+    workers: Annotated[int | None, typer.Option(
+        help="worker processes for a CPU-bound monitor; 0 judges on the fetch loop")] = None,
     max_message_bytes: Annotated[int | None, typer.Option()] = None,
     metrics_port: Annotated[int | None, typer.Option(help="0 turns /metrics off")] = None,
     otlp_endpoint: Annotated[str | None, typer.Option(
@@ -102,7 +104,7 @@ def serve(
             "kafka_bootstrap": bootstrap, "input_topic": input_topic,
             "verdict_topic": verdict_topic, "dlq_topic": dlq_topic, "group_id": group_id,
             "monitor": monitor, "threshold": threshold, "fail_policy": fail_policy,
-            "concurrency": concurrency, "max_message_bytes": max_message_bytes,
+            "concurrency": concurrency, "workers": workers, "max_message_bytes": max_message_bytes,
             "metrics_port": metrics_port, "otlp_endpoint": otlp_endpoint,
             "monitor_config": str(monitor_config) if monitor_config else None,
         })

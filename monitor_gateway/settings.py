@@ -108,6 +108,9 @@ class GatewaySettings(KafkaSettings):
     outage_budget: float = Field(default=600.0, ge=0)
     breaker_failures: int = Field(default=5, ge=1)
     adaptive_concurrency: bool = True
+    # worker processes for a CPU-bound monitor (README: "Worker processes"); unset: the
+    # monitor's own choice (the offline monitor: up to 4, one a core; rules: none, inline)
+    workers: int | None = Field(default=None, ge=0, le=256)
     otlp_endpoint: str | None = None  # OTLP/HTTP collector base URL; unset: no tracing
 
 

@@ -22,10 +22,10 @@ from monitor_gateway.cli import Bootstrap, LogLevel, console, fail, run, setup_l
 from monitor_gateway.config import Calibration, Measured, MonitorConfig, load_config
 from monitor_gateway.embedded import BrokerError, EmbeddedBroker, create_topics
 from monitor_gateway.gateway import Gateway, tune_gc
-from monitor_gateway.monitors import ClassifierMonitor, Monitor
+from monitor_gateway.monitors import ClassifierMonitor, Monitor, build_monitor
 from monitor_gateway.monitors.base import InlineMonitor
 from monitor_gateway.monitors.classifier import LinearModel
-from monitor_gateway.monitors.offline import MODEL, OfflineMonitor
+from monitor_gateway.monitors.offline import OfflineMonitor
 from monitor_gateway.monitors.prompts import Budget, Template
 from monitor_gateway.schema import CATEGORIES, Category
 from monitor_gateway.settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
@@ -299,7 +299,7 @@ def demo(
             "kafka_bootstrap": bootstrap, "metrics_port": metrics_port,
             "monitor": "offline", "group_id": "monitor-gateway-demo",
             "fetch_max_wait_ms": 10})  # the embedded broker answers a waiting fetch late
-        monitor = OfflineMonitor(LinearModel.load(MODEL))
+        monitor = build_monitor(settings)
         report = run(_demo(settings, monitor, realistic,
                            [s for s in synthetic if s.split == "test"], partitions, out))
         if transfer:

@@ -48,3 +48,24 @@ class Hashed:
     async def judge(self, trajectory: Trajectory) -> Judgement:
         flagged = zlib.crc32(trajectory.id.encode()) % 3 == 0
         return Judgement(score=0.9 if flagged else 0.1)
+
+
+class Crashing:
+    """Inline (pure computation), but kills its process on a request containing CRASH: a
+    worker lost to a segfault or the OOM killer."""
+
+    card = card("crashing")
+
+    def judge_now(self, trajectory: Trajectory) -> Judgement:
+        if "CRASH" in trajectory.request:
+            os._exit(1)
+        return Judgement(score=0.9 if "BAD" in trajectory.request else 0.1,
+                         rationale=f"judged in process {os.getpid()}")
+
+    async def judge(self, trajectory: Trajectory) -> Judgement:
+        return self.judge_now(trajectory)
+
+
+def crashing(settings: GatewaySettings) -> Crashing:
+    """Plugin factory for :class:`Crashing`."""
+    return Crashing()

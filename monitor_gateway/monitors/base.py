@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ..schema import Category, MonitorCard, Severity, Trajectory
+from ..settings import GatewaySettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +77,15 @@ class InlineMonitor(Monitor, Protocol):
     gateway calls ``judge_now`` on its fetch loop: no task, no timer, no waiting."""
 
     def judge_now(self, trajectory: Trajectory) -> Judgement: ...
+
+
+@runtime_checkable
+class HeavyMonitor(InlineMonitor, Protocol):
+    """An inline monitor that takes milliseconds, not microseconds (the offline monitor):
+    unless ``WORKERS`` says otherwise, the gateway judges it in worker processes."""
+
+    heavy: bool
+
+
+Factory = Callable[[GatewaySettings], Monitor]
+"""What builds a monitor from the gateway's settings (a backend's ``from_settings``)."""

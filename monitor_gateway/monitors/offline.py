@@ -41,6 +41,8 @@ def offline_features(trajectory: Trajectory, signals: list[Signal]) -> list[str]
 
 
 class OfflineMonitor:
+    heavy = True  # about a millisecond a trajectory: judged in worker processes
+
     def __init__(self, model: LinearModel) -> None:
         self.model = model
         meta = model.meta

@@ -9,11 +9,12 @@ when chosen, so the service starts without the dependencies of backends it does 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import os
 from importlib.metadata import entry_points
 
 from ..settings import GatewaySettings, SettingsError
-from .base import Monitor
+from .base import Factory, HeavyMonitor, InlineMonitor, Monitor
+from .pool import PooledMonitor
 
 GROUP = "monitor_gateway.monitors"
 BUILT_IN = {
@@ -23,7 +24,6 @@ BUILT_IN = {
     "openai": "monitor_gateway.monitors.llm:from_settings",
     "cascade": "monitor_gateway.monitors.cascade:from_settings",
 }
-Factory = Callable[[GatewaySettings], Monitor]
 
 
 def available() -> dict[str, str]:
@@ -46,4 +46,15 @@ def build_monitor(settings: GatewaySettings) -> Monitor:
     monitor = factory(settings)
     if not isinstance(monitor, Monitor):
         raise SettingsError(f"MONITOR_GATEWAY_MONITOR: {name!r} did not return a Monitor")
+    workers = settings.workers
+    if workers is None:
+        workers = default_workers() if isinstance(monitor, HeavyMonitor) else 0
+    if workers and isinstance(monitor, InlineMonitor):
+        return PooledMonitor(monitor, build_monitor, settings, workers)
     return monitor
+
+
+def default_workers(most: int = 4) -> int:
+    """One worker a core this process may run on, at most ``most``: each holds its own copy
+    of the monitor."""
+    return max(1, min(most, len(os.sched_getaffinity(0))))

@@ -24,6 +24,7 @@ _FILE_KEYS = {"content", "contents", "text", "new_content"}
 _DIFF_KEYS = {"diff", "patch"}
 _MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
 _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "run_command"}
+LINE = 240  # the most of a line a quote carries either side of a finding
 _FENCE = re.compile(r"```([\w+-]{0,20})[^\n]{0,80}\n(.{0,200000}?)```", re.S)
 
 
@@ -47,10 +48,12 @@ class Part:
         return Quote(fragment, self.source, self.base + offset if offset >= 0 else None)
 
     def line_at(self, position: int) -> Quote:
-        """The whole line around ``position``: what a reviewer would point at."""
-        start = self.text.rfind("\n", 0, position) + 1
-        end = self.text.find("\n", position)
-        return self.quote(start, len(self.text) if end < 0 else end)
+        """The line around ``position``, what a reviewer would point at; at most ``LINE``
+        characters either side, so a huge one-line script costs no more a finding."""
+        text = self.text
+        start = text.rfind("\n", max(0, position - LINE), position) + 1 or max(0, position - LINE)
+        end = text.find("\n", position, position + LINE)
+        return self.quote(start, min(len(text), position + LINE) if end < 0 else end)
 
 
 @dataclass(frozen=True, slots=True)
