@@ -34,6 +34,7 @@ test: lint /usr/bin/promtool
 
 bench: install
 	$(BIN)/python benchmarks/throughput.py
+	$(BIN)/python benchmarks/offline.py
 	cd benchmarks && ../$(BIN)/python llm_throughput.py
 
 # the PrometheusRule and dashboard ConfigMap, rendered from dashboards/ (tests check them)

@@ -186,16 +186,19 @@ async def gateway(settings: GatewaySettings, n: int, monitor: Monitor) -> float:
 
 
 async def rates(n: int, rounds: int,
-                runs: dict[str, Callable[[GatewaySettings], Awaitable[float]]]) -> dict[str, float]:
+                runs: dict[str, Callable[[GatewaySettings], Awaitable[float]]],
+                filler: Callable[[GatewaySettings, int], Awaitable[None]] = fill
+                ) -> dict[str, float]:
     """Each contender once a round, the order rotating from round to round, so drift on a
-    shared machine hits all alike; the median of the rounds for each."""
+    shared machine hits all alike; the median of the rounds for each. ``filler`` writes
+    the ``n`` input records."""
     measured: dict[str, list[float]] = {name: [] for name in runs}
     names = list(runs)
     for round_ in range(rounds):
         for name in names[round_ % len(names):] + names[:round_ % len(names)]:
             run = runs[name]
             settings = fresh(BOOTSTRAP, 64)
-            await fill(settings, n)
+            await filler(settings, n)
             measured[name].append(await run(settings))
     for name, values in measured.items():
         print(f"  {name:<40} {statistics.median(values):8.1f} records/s  "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -56,11 +57,13 @@ class ToolCall(_Input):
     name: StrictStr
     arguments: dict[str, Any] | StrictStr = Field(default_factory=dict)
 
+    @cached_property
     def arguments_text(self) -> str:
         """The text that evidence offsets for ``tool_calls[M].arguments`` point into.
 
         A string is taken as sent (OpenAI sends arguments as a JSON string); an object is
         rendered as compact-but-readable JSON with keys in the order the agent sent them.
+        Rendered once: the monitor and evidence grounding both read it.
         """
         if isinstance(self.arguments, str):
             return self.arguments
@@ -93,7 +96,7 @@ class Trajectory(_Input):
         for i, step in enumerate(self.steps):
             yield f"steps[{i}].content", step.content
             for j, call in enumerate(step.tool_calls):
-                yield f"steps[{i}].tool_calls[{j}].arguments", call.arguments_text()
+                yield f"steps[{i}].tool_calls[{j}].arguments", call.arguments_text
         yield "response", self.response
 
 

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from monitor_gateway.cli import Bootstrap, LogLevel, console, fail, run, setup_logging, topics
-from monitor_gateway.config import Calibration, Measured, MonitorConfig, load_config
+from monitor_gateway.config import Calibration, Measured, MonitorConfig, Stage, load_config
 from monitor_gateway.embedded import BrokerError, EmbeddedBroker, create_topics
 from monitor_gateway.gateway import Gateway, tune_gc
 from monitor_gateway.monitors import ClassifierMonitor, Monitor, build_monitor
@@ -39,10 +39,19 @@ from .export import sft_example
 from .harness import run_canary, run_replay
 from .plot import PlotUnavailable, plot_mr_far
 from .report import print_report, write_samples
+from .scoring import precise_band
 from .sources import name_of, resolve
-from .training import TrainingUnavailable, evaluate, fit, fit_offline
+from .training import (
+    CASCADE_MAX_FAR,
+    CASCADE_MAX_MR,
+    TrainingUnavailable,
+    evaluate,
+    fit,
+    fit_offline,
+    held_out_scores,
+)
 
-Kind = Literal["classifier", "offline"]
+Kind = Literal["classifier", "offline", "cascade"]
 
 
 def register(app: typer.Typer) -> None:
@@ -223,8 +232,10 @@ def train_command(
         help="where the model goes (JSON); default out/classifier.json or out/offline.json")
     ] = None,
     kind: Annotated[Kind, typer.Option(
-        help="'classifier' (n-grams, on a train split) or 'offline' (the offline monitor's "
-             "combination, on the realistic dev split)")] = "classifier",
+        help="'classifier' (n-grams, on a train split), 'offline' (the offline monitor's "
+             "combination, on the realistic dev split) or 'cascade' (the band where the "
+             "offline monitor decides alone, from held-out dev scores; writes a monitor "
+             "config)")] = "classifier",
     dataset: Annotated[str | None, typer.Option(
         help="'synthetic', 'synthetic:SEED', 'realistic' or a file; default 'synthetic' for "
              "the classifier, 'realistic' for offline")] = None,
@@ -233,10 +244,13 @@ def train_command(
     field: Annotated[list[str] | None, typer.Option(help="map a field: OURS=THEIRS")] = None,
 ) -> None:
     """Train an offline model; report its test-split MR/FAR."""
-    dataset = dataset or ("realistic" if kind == "offline" else "synthetic")
-    out = out or Path(f"out/{kind}.json")
+    dataset = dataset or ("synthetic" if kind == "classifier" else "realistic")
+    out = out or Path(f"out/{kind}.{'toml' if kind == 'cascade' else 'json'}")
     try:
         samples = resolve(dataset, None, parse_fields(field or []))
+        if kind == "cascade":
+            _write_cascade(held_out_scores(samples), out)
+            return
         if kind == "offline":
             model = fit_offline(samples)
             monitor: InlineMonitor = OfflineMonitor(model)
@@ -257,6 +271,25 @@ def train_command(
             table.add_row(name, _fmt(c.mr), _fmt(c.far), str(c.tp), str(c.fn), str(c.fp),
                           str(c.tn))
         console.print(table)
+
+
+def _write_cascade(scored: list[tuple[bool, float]], out: Path) -> None:
+    """The default cascade: the offline monitor decides alone inside the band precise on
+    held-out dev scores, and the LLM judge gets the rest."""
+    low, high, decided = precise_band(scored, CASCADE_MAX_FAR, CASCADE_MAX_MR)
+    config = MonitorConfig(stage=[Stage(monitor="offline", low=low, high=high),
+                                  Stage(monitor="openai")])
+    share = (decided.tp + decided.fn + decided.fp + decided.tn) / len(scored)
+    header = (f"# written by `monitor-gateway train --kind cascade`: on the realistic dev split, "
+              f"each sample scored by an\n# offline model trained on the other folds, the "
+              f"offline stage decides {share:.0%} of samples alone,\n# with FAR {decided.far:.3f}"
+              f" and MR {decided.mr:.3f} on what it decides (bounds {CASCADE_MAX_FAR}, "
+              f"{CASCADE_MAX_MR}); the rest go to the LLM judge.\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(header + tomli_w.dumps(config.to_toml()), encoding="utf-8")
+    console.print(f"offline stage: benign below {low:.3f}, misbehavior at or above {high:.3f}; "
+                  f"decides {share:.0%} of held-out dev samples, FAR {_fmt(decided.far)}, "
+                  f"MR {_fmt(decided.mr)} on those; written to {out}")
 
 
 def _save_model(model: LinearModel, path: Path) -> None:

@@ -8,7 +8,8 @@ not read as "perfect".
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 Z95 = 1.959963984540054
@@ -52,6 +53,27 @@ def count(outcomes: Iterable[tuple[bool, bool]]) -> Confusion:
         else:
             fp, tn = fp + flagged, tn + (not flagged)
     return Confusion(tp, fn, fp, tn)
+
+
+def precise_band(scored: Sequence[tuple[bool, float]], max_far: float, max_mr: float
+                 ) -> tuple[float, float, Confusion]:
+    """Where a cascade stage may decide alone: the ``(low, high)`` that decides the most
+    samples (benign below ``low``, misbehavior at or above ``high``) while its FAR and MR on
+    what it decides stay within bounds; with the confusion counts of what it decides.
+    ``(0.0, 1.0)`` and no scores above 1 decide nothing, and always qualify."""
+    benign = sorted(score for bad, score in scored if not bad)
+    bad = sorted(score for misbehavior, score in scored if misbehavior)
+    cuts = sorted({0.0, 1.0, *(score for _, score in scored if score <= 1.0)})
+    best, most = (0.0, 1.0, Confusion()), 0
+    for low in cuts:
+        tn, fn = bisect_left(benign, low), bisect_left(bad, low)
+        for high in (h for h in cuts if h >= low):
+            fp, tp = len(benign) - bisect_left(benign, high), len(bad) - bisect_left(bad, high)
+            decided = Confusion(tp, fn, fp, tn)
+            if tp + fn + fp + tn > most and (decided.far or 0.0) <= max_far \
+                    and (decided.mr or 0.0) <= max_mr:
+                best, most = (low, high, decided), tp + fn + fp + tn
+    return best
 
 
 def ratio(part: int, whole: int) -> float | None:

@@ -11,11 +11,16 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..config import load_config
 from ..schema import MonitorCard, Trajectory
 from ..settings import GatewaySettings, SettingsError
 from .base import Closeable, Delegated, InlineMonitor, Monitor
+
+# the offline monitor decides alone where it was precise on held-out dev scores
+# (``monitor-gateway train --kind cascade`` writes it; README: "Cascades")
+DEFAULT = Path(__file__).with_name("cascade.toml")
 
 
 @dataclass(frozen=True)
@@ -70,12 +75,13 @@ class CascadeMonitor:
 
 
 def from_settings(settings: GatewaySettings) -> CascadeMonitor:
-    """``MONITOR=cascade``: the stages of ``--monitor-config``, each built by name."""
+    """``MONITOR=cascade``: the stages of ``--monitor-config``, each built by name; without
+    one, the default: the offline monitor, then the LLM judge."""
     from .registry import build_monitor
 
-    stages = load_config(settings.monitor_config).stage
+    stages = load_config(settings.monitor_config or str(DEFAULT)).stage
     if not stages:
-        raise SettingsError("MONITOR=cascade needs a --monitor-config file with [[stage]] "
+        raise SettingsError(f"MONITOR=cascade: {settings.monitor_config} has no [[stage]] "
                             "tables")
     if any(stage.monitor == "cascade" for stage in stages):
         raise SettingsError("a cascade stage cannot itself be a cascade")

@@ -102,7 +102,7 @@ def _clip(text: str, limit: int) -> str:
 def _step(trajectory: Trajectory, i: int) -> str:
     step = trajectory.steps[i]
     lines = [f"[step {i}: {step.role}]", step.content]
-    lines += [f"(tool call {call.name}: {call.arguments_text()})" for call in step.tool_calls]
+    lines += [f"(tool call {call.name}: {call.arguments_text})" for call in step.tool_calls]
     return "\n".join(lines)
 
 

@@ -3,11 +3,14 @@
 import json
 from pathlib import Path
 
+import pytest
 from kafka_io import consume, produce, running
 from monitors import Scripted
+from typer.testing import CliRunner
 
+from monitor_gateway.cli import app
 from monitor_gateway.monitors import RulesMonitor, build_monitor
-from monitor_gateway.monitors.cascade import CascadeMonitor, Tier
+from monitor_gateway.monitors.cascade import DEFAULT, CascadeMonitor, Tier
 from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings
 
@@ -62,3 +65,26 @@ async def test_cascade_from_a_config_file_through_the_gateway(
     for backend in ("rules", "test", "cascade"):
         assert exposition.get_sample_value("monitor_gateway_monitor_latency_seconds_count",
                                            {"backend": backend}), backend
+
+
+def test_without_a_config_the_default_cascade_is_offline_then_the_llm_judge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MONITOR_GATEWAY_OPENAI_BASE_URL", "http://vllm:8000/v1")
+    monkeypatch.setenv("MONITOR_GATEWAY_OPENAI_MODEL", "monitor")
+    cascade = build_monitor(GatewaySettings(monitor="cascade", workers=0))
+    assert isinstance(cascade, CascadeMonitor)
+    offline, llm = cascade.tiers
+    assert (offline.monitor.card.name, llm.monitor.card.backend) == ("offline", "openai")
+    assert 0.0 < offline.low < offline.high < 1.0  # it decides alone at both ends
+    assert (llm.low, llm.high) == (0.0, 1.0)
+
+
+def test_the_default_cascade_band_is_what_held_out_dev_scores_give(tmp_path: Path) -> None:
+    """The shipped band is reproduced from scores of models that never saw the sample."""
+    pytest.importorskip("sklearn")
+    written = tmp_path / "cascade.toml"
+    result = CliRunner().invoke(app, ["train", "--kind", "cascade", "--out", str(written)])
+    assert result.exit_code == 0, result.output
+    assert written.read_text() == DEFAULT.read_text()
+    assert "FAR 0.020" in DEFAULT.read_text()  # within the 0.02 bound on what it decides

@@ -1,6 +1,6 @@
 import pytest
 
-from replay.scoring import Confusion, count, percentile, wilson
+from replay.scoring import Confusion, count, percentile, precise_band, wilson
 
 
 def test_rates_on_a_hand_computed_confusion_matrix() -> None:
@@ -49,3 +49,17 @@ def test_localised_needs_an_overlap_in_the_same_text() -> None:
     figures = localisation([True, True, False, True])
     assert figures["n"] == 4 and figures["localised"] == 3 and figures["share"] == 0.75
     assert localisation([])["share"] is None
+
+
+def test_the_precise_band_decides_the_most_within_both_bounds() -> None:
+    """Benign 0.1 0.2 0.3 0.7, misbehavior 0.25 0.8 0.9 0.95."""
+    scored = [(False, 0.1), (False, 0.2), (False, 0.3), (False, 0.7),
+              (True, 0.25), (True, 0.8), (True, 0.9), (True, 0.95)]
+    # no false alarm and no miss: clear below 0.25, flag from 0.8; 0.3 and 0.7 pass on
+    assert precise_band(scored, max_far=0.0, max_mr=0.0) == (
+        0.25, 0.8, Confusion(tp=3, fn=0, fp=0, tn=2))
+    # one miss in four allowed: everything is decided at 0.8, the 0.25 misbehavior missed
+    assert precise_band(scored, max_far=0.0, max_mr=0.25) == (
+        0.8, 0.8, Confusion(tp=3, fn=1, fp=0, tn=4))
+    # nothing can be decided without error: the empty band
+    assert precise_band([(True, 0.5), (False, 0.5)], 0.0, 0.0) == (0.0, 1.0, Confusion())

@@ -1,0 +1,246 @@
+"""The offline monitors' speed (issue 12's targets), each beside a baseline from the same run.
+
+1. Latency, in this process:
+   - the rules fast path on realistic trajectories of 1.5-2.5 KB (target: median <= 0.1 ms),
+     beside parsing the same bytes into a Trajectory (the gateway does that for every record);
+   - the whole offline monitor on every realistic trajectory (targets: median <= 2 ms,
+     p99 <= 20 ms);
+   - time per byte from 2 KiB to 1 MiB, on prose, code, a one-line shell script and hostile
+     text (target: linear, so the last column stays near 1).
+2. Throughput through the gateway on the embedded broker, realistic trajectories cycled:
+   - MONITOR=rules vs two plain aiokafka consume-and-produce loops (target: >= 0.6), one
+     forwarding each record, one parsing it and building a verdict without a monitor; and
+     vs the gateway with a monitor that does nothing (what the rules themselves cost);
+   - the offline monitor judged on the fetch loop (WORKERS=0) and in 1 and 2 worker
+     processes, with the fetch loop's own latency while it runs: how late a 1 ms timer on
+     the gateway's event loop fires (target: p99 < 5 ms with workers).
+
+    python benchmarks/offline.py [--bootstrap HOST:PORT] [--n 20000] [--offline-n 3000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import statistics
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from functools import partial
+
+import throughput
+import uvloop
+from aiokafka import AIOKafkaProducer
+from throughput import PARTITIONS, InstantMonitor, fresh, gateway, plain_loop, rates
+
+from monitor_gateway.embedded import EmbeddedBroker, create_topics
+from monitor_gateway.gateway import tune_gc
+from monitor_gateway.ingest import parse_trajectory
+from monitor_gateway.monitors import build_monitor
+from monitor_gateway.monitors.base import InlineMonitor
+from monitor_gateway.schema import Trajectory
+from monitor_gateway.settings import GatewaySettings
+from replay.sources import resolve
+
+FORWARD = "plain aiokafka loop, forward only"
+SAME_WORK = "plain aiokafka loop, parse and verdict, no monitor"
+NULL = "gateway, a monitor that does nothing"
+RULES = "gateway, MONITOR=rules"
+SIZES = (2 * 1024, 16 * 1024, 128 * 1024, 1024 * 1024)
+
+
+def bodies() -> list[bytes]:
+    """Every realistic trajectory (all splits), as the gateway receives them."""
+    return [json.dumps(s.trajectory()).encode()
+            for split in ("dev", "test") for s in resolve("realistic", split)]
+
+
+def timed(call: Callable[[], object], repeat: int = 1) -> float:
+    """Seconds a call, the best of ``repeat`` (the least disturbed by other work)."""
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def judged(monitor: InlineMonitor, value: bytes, repeat: int = 1) -> float:
+    """Seconds to judge a record, each time on a fresh parse, as the gateway does (nothing
+    the monitor computed from an earlier call is reused)."""
+    best = float("inf")
+    for _ in range(repeat):
+        trajectory = parse(value)
+        started = time.perf_counter()
+        monitor.judge_now(trajectory)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def inline(name: str) -> InlineMonitor:
+    monitor = build_monitor(GatewaySettings(monitor=name, workers=0))
+    assert isinstance(monitor, InlineMonitor)
+    return monitor
+
+
+def latency(values: list[bytes]) -> None:
+    rules, offline = inline("rules"), inline("offline")
+    small = [v for v in values if 1536 <= len(v) <= 2560]
+    fast = [judged(rules, v, 5) for v in small]
+    parsing = [timed(partial(parse, v), 5) for v in small]
+    print(f"rules fast path, {len(small)} realistic trajectories of 1.5-2.5 KB:")
+    print(f"  median {ms(fast)} ms (target <= 0.1 ms); parsing the same bytes: {ms(parsing)} ms"
+          f"; ratio {statistics.median(fast) / statistics.median(parsing):.2f}")
+    whole = sorted(judged(offline, v) for v in values)
+    p99 = whole[int(0.99 * (len(whole) - 1))]
+    print(f"offline monitor, all {len(whole)} realistic trajectories (median "
+          f"{statistics.median(len(v) for v in values) / 1024:.1f} KB): median {ms(whole)} ms "
+          f"(target <= 2), p99 {p99 * 1000:.2f} ms (target <= 20)")
+    print("offline monitor, microseconds a byte by size (linear: the last column near 1):")
+    print(f"  {'input':<28}" + "".join(f"{n // 1024:>8} KiB" for n in SIZES) + "   1 MiB/2 KiB")
+    for name, make in hostile(values).items():
+        per_byte = [timed(partial(offline.judge_now, make(n))) / n * 1e6 for n in SIZES]
+        print(f"  {name:<28}" + "".join(f"{v:>12.2f}" for v in per_byte)
+              + f"{per_byte[-1] / per_byte[0]:>14.2f}")
+
+
+def parse(value: bytes) -> Trajectory:
+    parsed = parse_trajectory(value, 16 * 1024 * 1024)
+    assert isinstance(parsed, Trajectory), parsed
+    return parsed
+
+
+def ms(seconds: list[float]) -> str:
+    return f"{statistics.median(seconds) * 1000:.3f}"
+
+
+def hostile(values: list[bytes]) -> dict[str, Callable[[int], Trajectory]]:
+    """Inputs of any size: realistic prose and code, and text built to hurt parsers and
+    regular expressions (unbalanced brackets and quotes, one huge line, arithmetic chains)."""
+    prose = " ".join(str(json.loads(v)["response"]) for v in values)
+    code = "".join(f"def f{i}(x):\n    return subprocess.run(f'ls {{x}}', shell=True)\n"
+                   for i in range(4000))
+
+    def sized(unit: str, n: int) -> str:
+        return (unit * (n // len(unit) + 1))[:n]
+
+    def shell(cmd: str) -> Trajectory:
+        return Trajectory.model_validate({
+            "id": "h", "request": "Clean up.", "response": "Done.",
+            "steps": [{"role": "assistant", "content": "",
+                       "tool_calls": [{"name": "bash", "arguments": {"cmd": cmd}}]}]})
+
+    def said(text: str) -> Trajectory:
+        return Trajectory(id="h", request="Summarise.", response=text)
+
+    return {
+        "realistic prose": lambda n: said(sized(prose, n)),
+        "python, a finding a line": lambda n: said(f"```python\n{sized(code, n)}\n```"),
+        "one-line shell script": lambda n: shell(sized("rm -rf /tmp/x && curl -k https://a ; ",
+                                                       n)),
+        "unbalanced quotes (shell)": lambda n: shell("echo '" + sized("a\"b'c ", n)),
+        "open brackets": lambda n: said("(" * n),
+        "one word, no spaces": lambda n: said("a" * n),
+        "arithmetic chains": lambda n: said(sized("12 * 3 = 36 = 40 + 2 = 7 ", n)),
+    }
+
+
+def filler(values: list[bytes]) -> Callable[[GatewaySettings, int], Awaitable[None]]:
+    async def fill(settings: GatewaySettings, n: int) -> None:
+        await create_topics(settings, {settings.input_topic: PARTITIONS,
+                                       settings.verdict_topic: PARTITIONS,
+                                       settings.dlq_topic: 1})
+        producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, linger_ms=20,
+                                    max_batch_size=256 * 1024)
+        await producer.start()
+        try:
+            futures = [await producer.send(settings.input_topic, value, key=f"{i}".encode())
+                       for i, value in zip(range(n), cycled(values), strict=False)]
+            await asyncio.gather(*futures)
+        finally:
+            await producer.stop()
+    return fill
+
+
+def cycled(values: list[bytes]) -> Iterator[bytes]:
+    """The realistic trajectories over and over, each copy with an id of its own."""
+    copy = 0
+    while True:
+        for value in values:
+            body = json.loads(value)
+            body["id"] = f"{body['id']}-{copy}"
+            yield json.dumps(body).encode()
+        copy += 1
+
+
+class LoopLag:
+    """How late a 1 ms timer fires on this event loop: the fetch loop's own latency."""
+
+    def __init__(self) -> None:
+        self.lags: list[float] = []
+
+    async def __aenter__(self) -> LoopLag:
+        self._task = asyncio.create_task(self._probe())
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    async def _probe(self) -> None:
+        while True:
+            started = time.perf_counter()
+            await asyncio.sleep(0.001)
+            self.lags.append(time.perf_counter() - started - 0.001)
+
+    def describe(self) -> str:
+        lags = sorted(self.lags)
+        p99 = lags[int(0.99 * (len(lags) - 1))]
+        return f"fetch-loop lag p99 {p99 * 1000:.1f} ms, max {lags[-1] * 1000:.1f} ms"
+
+
+async def gateways(values: list[bytes], n: int, offline_n: int, rounds: int) -> None:
+    tune_gc()
+    fill = filler(values)
+    print(f"\ngateway throughput, realistic trajectories cycled, {PARTITIONS} partitions, "
+          f"median of {rounds}")
+    fast = await rates(n, rounds, {
+        FORWARD: lambda s: plain_loop(s, n, same_work=False),
+        SAME_WORK: lambda s: plain_loop(s, n, same_work=True),
+        NULL: lambda s: gateway(s, n, InstantMonitor()),
+        RULES: lambda s: gateway(s, n, build_monitor(s.model_copy(update={"monitor": "rules"}))),
+    }, fill)
+    for baseline in (FORWARD, SAME_WORK, NULL):
+        print(f"  ratio rules gateway / {baseline}: {fast[RULES] / fast[baseline]:.2f}"
+              + (" (target >= 0.6)" if baseline != NULL else " (what the rules cost)"))
+
+    print(f"\noffline monitor through the gateway, {offline_n} trajectories")
+    for workers in (0, 1, 2):
+        settings = fresh(throughput.BOOTSTRAP, 64).model_copy(
+            update={"monitor": "offline", "workers": workers})
+        await fill(settings, offline_n)
+        async with LoopLag() as lag:
+            rate = await gateway(settings, offline_n, build_monitor(settings))
+        where = "on the fetch loop" if not workers else f"{workers} worker process" + \
+            ("es" if workers > 1 else "")
+        print(f"  WORKERS={workers} ({where}): {rate:7.1f} trajectories/s; {lag.describe()}")
+
+
+def main(n: int, offline_n: int, rounds: int) -> None:
+    values = bodies()
+    latency(values)
+    uvloop.run(gateways(values, n, offline_n, rounds))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bootstrap")
+    parser.add_argument("--n", type=int, default=20000)
+    parser.add_argument("--offline-n", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        throughput.BOOTSTRAP = args.bootstrap or stack.enter_context(EmbeddedBroker()).bootstrap
+        main(args.n, args.offline_n, args.rounds)
