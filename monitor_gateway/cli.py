@@ -5,21 +5,27 @@ benchmark's ``demo``, ``replay``, ``calibrate``, ...) add their commands through
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
+import sys
 from collections.abc import Coroutine
 from importlib.metadata import entry_points, version
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from aiokafka.errors import KafkaConnectionError
 from rich.console import Console
 from rich.markup import escape
 
+from .client import TrajectoryProducer, read_trajectories, verdicts
 from .embedded import BrokerError, EmbeddedBroker, create_topics
-from .gateway import run_until_signalled
+from .gateway import StartupError, run_until_signalled
+from .ingest import Rejection
 from .logs import install_repeat_filter
 from .monitors import available, build_monitor
+from .schema import DeadLetter, Trajectory, Verdict
 from .settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
 from .tracing import from_settings
 
@@ -59,7 +65,7 @@ def run(main: Coroutine[Any, Any, T]) -> T:
 
 
 def fail(message: str) -> typer.Exit:
-    console.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    console.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 
@@ -96,6 +102,7 @@ def serve(
     otlp_endpoint: Annotated[str | None, typer.Option(
         help="OTLP/HTTP collector, e.g. http://otel-collector:4318: turns tracing on")] = None,
     log_level: LogLevel = "INFO",
+    debug: Annotated[bool, typer.Option(help="a traceback with a start-up error")] = False,
 ) -> None:
     """Run the gateway until SIGTERM or Ctrl-C."""
     setup_logging(log_level)
@@ -113,7 +120,12 @@ def serve(
         tracing = from_settings(settings)
     except SettingsError as exc:
         raise fail(str(exc)) from None
-    run(run_until_signalled(settings, judge, tracing))
+    try:
+        run(run_until_signalled(settings, judge, tracing))
+    except StartupError as exc:
+        if debug:
+            raise
+        raise fail(str(exc)) from None
 
 
 @app.command()
@@ -143,6 +155,133 @@ def broker(
 
 async def _wait_forever() -> None:
     await asyncio.Event().wait()
+
+
+@app.command()
+def send(
+    file: Annotated[str, typer.Argument(
+        help="trajectories: one JSON object, or JSON Lines; - reads standard input")],
+    bootstrap: Bootstrap = None,
+    input_topic: Annotated[str | None, typer.Option(
+        help=r"\[env MONITOR_GATEWAY_INPUT_TOPIC, default agent.trajectories]")] = None,
+) -> None:
+    """Validate trajectories as the gateway will, send the valid ones to its input topic,
+    and say which were refused and why (exit 1 if any were)."""
+    settings = _kafka_settings({"kafka_bootstrap": bootstrap, "input_topic": input_topic})
+    try:
+        text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fail(f"{file}: cannot read: {exc}") from None
+    read = list(read_trajectories(text, GatewaySettings().max_message_bytes))
+    valid = [t for _, t in read if isinstance(t, Trajectory)]
+    for line, outcome in read:
+        if isinstance(outcome, Rejection):
+            console.print(f"[red]refused[/red] {escape(file)}:{line}: {outcome.error}: "
+                          f"{escape(outcome.detail)}", highlight=False)
+    if valid:
+        run(_kafka(settings, _send_all(settings, valid)))
+    console.print(f"sent {len(valid)} trajector{'y' if len(valid) == 1 else 'ies'} to "
+                  f"{settings.input_topic} on {settings.kafka_bootstrap}", highlight=False)
+    if len(valid) < len(read) or not read:
+        raise typer.Exit(1)
+
+
+async def _send_all(settings: KafkaSettings, trajectories: list[Trajectory]) -> None:
+    async with TrajectoryProducer(settings) as producer:
+        for trajectory in trajectories:
+            await producer.send(trajectory)
+
+
+@app.command()
+def tail(
+    bootstrap: Bootstrap = None,
+    verdict_topic: Annotated[str | None, typer.Option(
+        help=r"\[env MONITOR_GATEWAY_VERDICT_TOPIC, default monitor.verdicts]")] = None,
+    dlq_topic: Annotated[str | None, typer.Option(
+        help=r"\[env MONITOR_GATEWAY_DLQ_TOPIC, default monitor.dlq]")] = None,
+    dead_letters: Annotated[bool, typer.Option(help="also follow the dead-letter topic")] = False,
+    flagged: Annotated[bool, typer.Option(help="flagged verdicts only")] = False,
+    category: Annotated[list[str] | None, typer.Option(help="these categories only")] = None,
+    monitor: Annotated[str | None, typer.Option(
+        help="verdicts of this monitor only (its name or backend)")] = None,
+    replay_run: Annotated[str | None, typer.Option(
+        "--run", help="verdicts of this replay run only")] = None,
+    from_beginning: Annotated[bool, typer.Option(
+        help="from the topics' start, not from now")] = False,
+    count: Annotated[int | None, typer.Option(help="stop after this many")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="one JSON object a line")] = False,
+) -> None:
+    """Follow the gateway's verdicts: a line each, and a flagged one's evidence."""
+    settings = _kafka_settings({"kafka_bootstrap": bootstrap, "verdict_topic": verdict_topic,
+                                "dlq_topic": dlq_topic})
+
+    def wanted(message: Verdict | DeadLetter) -> bool:
+        if isinstance(message, DeadLetter):
+            return not (flagged or category or monitor or replay_run)
+        return ((not flagged or message.flagged)
+                and (not category or message.category in category)
+                and (not monitor or monitor in (message.monitor.name, message.monitor.backend))
+                and (not replay_run or message.replay_run == replay_run))
+
+    async def follow() -> None:
+        shown = 0
+        async for message in verdicts(settings, dead_letters=dead_letters,
+                                      from_beginning=from_beginning):
+            if not wanted(message):
+                continue
+            if as_json:
+                print(message.model_dump_json(), flush=True)
+            else:
+                show(message)
+            shown += 1
+            if count is not None and shown >= count:
+                return
+
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a tail ends
+        run(_kafka(settings, follow()))
+
+
+def show(message: Verdict | DeadLetter) -> None:
+    """One line a verdict; under a flagged one, each quote with where it is."""
+    if isinstance(message, DeadLetter):
+        console.print(f"[magenta]dead letter[/magenta] {message.error} key={message.key} "
+                      f"{message.topic}[{message.partition}]@{message.offset}: "
+                      f"{escape(message.detail)}", highlight=False)
+        return
+    state = ("[red]ERROR[/red]" if message.status == "error" else
+             "[bold red]FLAGGED[/bold red]" if message.flagged else "[green]ok[/green]")
+    console.print(f"{message.decided_at:%H:%M:%S} {state} {escape(message.trajectory_id)} "
+                  f"score {message.score:.2f} {message.category or '-'} "
+                  f"by {escape(message.monitor.name)}"
+                  + (f": {escape(message.error or '')}" if message.status == "error" else ""),
+                  highlight=False)
+    if message.flagged:
+        for evidence in message.evidence:
+            where = evidence.source or "?"
+            if evidence.start is not None:
+                where += f" [{evidence.start}:{evidence.end}]"
+            console.print(f"    {escape(where)}: [reverse]{escape(evidence.quote)}[/reverse]",
+                          highlight=False)
+
+
+def _kafka_settings(overrides: dict[str, Any]) -> KafkaSettings:
+    try:
+        settings = load_settings(KafkaSettings, overrides)
+        settings.security()
+    except SettingsError as exc:
+        raise fail(str(exc)) from None
+    return settings
+
+
+async def _kafka(settings: KafkaSettings, work: Coroutine[Any, Any, None]) -> None:
+    """``work`` talking to Kafka; an unreachable broker is one line, not a traceback (nor
+    aiokafka's own log lines about each attempt)."""
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+    try:
+        await work
+    except KafkaConnectionError:
+        raise fail(f"cannot reach Kafka at {settings.kafka_bootstrap}: no broker answered; "
+                   "set --bootstrap or MONITOR_GATEWAY_KAFKA_BOOTSTRAP") from None
 
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from aiohttp import web
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka.errors import KafkaConnectionError
 from faststream.kafka import KafkaBroker
 from faststream.kafka.annotations import KafkaMessage
 from faststream.kafka.message import FAKE_CONSUMER
@@ -68,6 +69,10 @@ def raw_batch(records: tuple[ConsumerRecord[bytes, bytes], ...]) -> KafkaStreamM
         raw_message=records,
         consumer=FAKE_CONSUMER,  # never used: AckPolicy.MANUAL, offsets are ours
     )
+
+
+class StartupError(RuntimeError):
+    """The gateway cannot start; its message is one line naming the setting to change."""
 
 
 class Gateway:
@@ -154,20 +159,50 @@ class Gateway:
     # --- lifecycle -----------------------------------------------------------------------
 
     async def start(self) -> None:
-        await self.publisher.start()
-        await self.broker.start()
+        """Bind the metrics port, then connect to Kafka; either failing is a
+        :class:`StartupError` naming the setting to change, with nothing left running."""
+        settings = self.settings
+        if settings.metrics_port:
+            try:
+                self._http = await serve_http(self.registry, self.healthy, settings.metrics_host,
+                                              settings.metrics_port)
+            except OSError as exc:
+                await self.publisher.stop()
+                await self._close_monitor()
+                raise StartupError(
+                    f"cannot serve metrics on {settings.metrics_host}:{settings.metrics_port}: "
+                    f"{exc.strerror or exc}; set --metrics-port or MONITOR_GATEWAY_METRICS_PORT "
+                    "(0 turns the endpoint off)") from None
+        quiet = logging.getLogger("aiokafka")
+        level = quiet.level
+        quiet.setLevel(logging.CRITICAL)  # its line per failed attempt: ours says it all
+        try:
+            await self.publisher.start()
+            await self.broker.start()
+        except KafkaConnectionError:
+            await self.publisher.stop()
+            await self._close_monitor()
+            if self._http is not None:
+                await self._http.cleanup()
+            raise StartupError(
+                f"cannot reach Kafka at {settings.kafka_bootstrap}: no broker answered; set "
+                "--bootstrap or MONITOR_GATEWAY_KAFKA_BOOTSTRAP") from None
+        finally:
+            quiet.setLevel(level)
         self.supervisor.start("commits", self.committer.run)
         self.supervisor.start("backend", self._follow_backend)
         self.supervisor.start("broker", self._watch_broker)
-        if self.settings.metrics_port:
-            self._http = await serve_http(
-                self.registry, self.healthy, self.settings.metrics_host, self.settings.metrics_port
-            )
         log.info(
-            "gateway consuming %s as group %s with monitor %s, concurrency %d",
-            self.settings.input_topic, self.settings.group_id, self.monitor.card.name,
-            self.settings.concurrency,
+            "gateway consuming %s as group %s with monitor %s, concurrency %d; metrics %s",
+            settings.input_topic, settings.group_id, self.monitor.card.name,
+            settings.concurrency,
+            f"on http://{settings.metrics_host}:{settings.metrics_port}/metrics"
+            if settings.metrics_port else "off",
         )
+
+    async def _close_monitor(self) -> None:
+        if isinstance(self.monitor, Closeable):
+            await self.monitor.aclose()
 
     async def stop(self) -> None:
         """Stop fetching, give in-flight work the grace period, commit what is done, and
@@ -180,7 +215,8 @@ class Gateway:
         while self.tracker.in_flight() and time.monotonic() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.05)
         await self.committer.commit()
-        if unfinished := self.tracker.in_flight():
+        unfinished = self.tracker.in_flight()
+        if unfinished:
             log.warning("abandoned %d in-flight trajectories, left uncommitted", unfinished)
         tasks = list(self._tasks)
         for task in tasks:
@@ -189,11 +225,12 @@ class Gateway:
         await self.supervisor.stop()
         await self.broker.stop()
         await self.publisher.stop()
-        if isinstance(self.monitor, Closeable):
-            await self.monitor.aclose()
+        await self._close_monitor()
         if self._http is not None:
             await self._http.cleanup()
         await asyncio.to_thread(self.tracing.shutdown)  # flushes spans over the network
+        log.info("stopped: every finished trajectory's offset committed; %d abandoned "
+                 "uncommitted (the group's next owner judges them again)", unfinished)
 
     async def healthy(self) -> bool:
         """Connected and consuming: the consume loop and every background loop run, the

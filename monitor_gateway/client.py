@@ -1,0 +1,103 @@
+"""The client side: send trajectories to the gateway, read its verdicts.
+
+    from monitor_gateway.client import TrajectoryProducer, verdicts
+
+    async with TrajectoryProducer() as producer:          # MONITOR_GATEWAY_* settings
+        await producer.send({"id": "run-1", "request": "Fix the test.",
+                             "response": "Done.", "steps": []})
+    async for verdict in verdicts():                       # follows the verdict topic
+        print(verdict.trajectory_id, verdict.flagged, verdict.monitor.label)
+
+A trajectory is validated with the model the gateway uses before it is sent (a refused one
+raises ``pydantic.ValidationError`` here instead of becoming a dead letter there), keyed by
+its id (so its verdict lands on the same partition number), and carries the caller's W3C
+trace context when OpenTelemetry is installed and a span is current.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from pydantic import ValidationError
+
+from .ingest import Rejection, parse_trajectory
+from .schema import DeadLetter, Trajectory, Verdict
+from .settings import KafkaSettings
+
+
+class TrajectoryProducer:
+    """Sends trajectories to the input topic; waits for the broker's acknowledgement."""
+
+    def __init__(self, settings: KafkaSettings | None = None) -> None:
+        self.settings = settings or KafkaSettings()
+        self._producer = AIOKafkaProducer(acks="all", linger_ms=5,
+                                          **self.settings.client_args())
+
+    async def __aenter__(self) -> TrajectoryProducer:
+        try:
+            await self._producer.start()
+        except BaseException:
+            await self._producer.stop()
+            raise
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self._producer.stop()
+
+    async def send(self, trajectory: Trajectory | dict[str, Any]) -> None:
+        if not isinstance(trajectory, Trajectory):
+            trajectory = Trajectory.model_validate(trajectory)
+        await self._producer.send_and_wait(
+            self.settings.input_topic, trajectory.model_dump_json(exclude_defaults=True).encode(),
+            key=trajectory.id.encode(), headers=_trace_context())
+
+
+def _trace_context() -> list[tuple[str, bytes]]:
+    try:
+        from opentelemetry.propagate import inject
+    except ImportError:
+        return []
+    carrier: dict[str, str] = {}
+    inject(carrier)
+    return [(name, value.encode()) for name, value in carrier.items()]
+
+
+async def verdicts(settings: KafkaSettings | None = None, *, dead_letters: bool = False,
+                   from_beginning: bool = False) -> AsyncIterator[Verdict | DeadLetter]:
+    """Every verdict (and dead letter, if asked) from now on, or from the topics' start.
+    Reads without a consumer group: it commits nothing and takes nothing from others."""
+    settings = settings or KafkaSettings()
+    topics = [settings.verdict_topic] + ([settings.dlq_topic] if dead_letters else [])
+    consumer = AIOKafkaConsumer(
+        *topics, group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100,
+        auto_offset_reset="earliest" if from_beginning else "latest",
+        **settings.client_args())
+    try:
+        await consumer.start()
+        async for record in consumer:
+            model = DeadLetter if record.topic == settings.dlq_topic else Verdict
+            try:
+                yield model.model_validate_json(record.value or b"")
+            except ValidationError:
+                continue  # not ours: someone else's record on the topic
+    finally:
+        await consumer.stop()
+
+
+def read_trajectories(text: str, max_bytes: int) -> Iterator[tuple[int, Trajectory | Rejection]]:
+    """Each trajectory of a file, with the line it starts on: one JSON object (which may
+    span lines) or JSON Lines. A line that is no valid trajectory is a ``Rejection`` with
+    the reason the gateway would give."""
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict):
+        yield text[:text.index("{")].count("\n") + 1, parse_trajectory(text.encode(), max_bytes)
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield number, parse_trajectory(line.encode(), max_bytes)
