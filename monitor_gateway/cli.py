@@ -26,7 +26,7 @@ from .ingest import Rejection
 from .logs import install_repeat_filter
 from .monitors import available, build_monitor
 from .schema import DeadLetter, Trajectory, Verdict
-from .settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
+from .settings import ENV_PREFIX, GatewaySettings, KafkaSettings, SettingsError, load_settings
 from .tracing import from_settings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -49,8 +49,16 @@ def main(show_version: Annotated[bool, typer.Option(
     """Monitor AI-agent trajectories on Kafka and publish verdicts."""
 
 
-Bootstrap = Annotated[str | None, typer.Option(
-    "--bootstrap", help=r"Kafka HOST:PORT \[env MONITOR_GATEWAY_KAFKA_BOOTSTRAP]")]
+def setting(name: str, help: str = "", flag: str | None = None) -> Any:
+    """A flag that overrides a setting: its help names the environment variable and the
+    default, since pydantic-settings (not the flag parser) reads them."""
+    default = GatewaySettings.model_fields[name].default
+    shown = "" if default is None else f", default {default}"
+    where = rf"\[env {ENV_PREFIX}{name.upper()}{shown}]"
+    return typer.Option(*([flag] if flag else []), help=f"{help} {where}".strip())
+
+
+Bootstrap = Annotated[str | None, setting("kafka_bootstrap", "Kafka HOST:PORT", "--bootstrap")]
 LogLevel = Annotated[str, typer.Option(help="Log level of the gateway's own log lines.")]
 
 
@@ -84,23 +92,29 @@ def topics(settings: KafkaSettings, partitions: int) -> dict[str, int]:
 @app.command()
 def serve(
     bootstrap: Bootstrap = None,
-    input_topic: Annotated[str | None, typer.Option()] = None,
-    verdict_topic: Annotated[str | None, typer.Option()] = None,
-    dlq_topic: Annotated[str | None, typer.Option()] = None,
-    group_id: Annotated[str | None, typer.Option()] = None,
-    monitor: Annotated[str | None, typer.Option(
-        help=f"{', '.join(available())}, or a plugin 'package.module:factory'")] = None,
-    monitor_config: Annotated[Path | None, typer.Option(
-        help=r"TOML with \[thresholds] and cascade \[\[stage]] tables")] = None,
-    threshold: Annotated[float | None, typer.Option()] = None,
-    fail_policy: Annotated[str | None, typer.Option(help="open or closed")] = None,
-    concurrency: Annotated[int | None, typer.Option()] = None,
-    workers: Annotated[int | None, typer.Option(
-        help="worker processes for a CPU-bound monitor; 0 judges on the fetch loop")] = None,
-    max_message_bytes: Annotated[int | None, typer.Option()] = None,
-    metrics_port: Annotated[int | None, typer.Option(help="0 turns /metrics off")] = None,
-    otlp_endpoint: Annotated[str | None, typer.Option(
-        help="OTLP/HTTP collector, e.g. http://otel-collector:4318: turns tracing on")] = None,
+    input_topic: Annotated[str | None, setting("input_topic")] = None,
+    verdict_topic: Annotated[str | None, setting("verdict_topic")] = None,
+    dlq_topic: Annotated[str | None, setting("dlq_topic")] = None,
+    group_id: Annotated[str | None, setting("group_id")] = None,
+    monitor: Annotated[str | None, setting(
+        "monitor", f"{', '.join(available())}, or a plugin 'package.module:factory'")] = None,
+    monitor_config: Annotated[Path | None, setting(
+        "monitor_config", r"TOML with \[thresholds] and cascade \[\[stage]] tables")] = None,
+    threshold: Annotated[float | None, setting("threshold", "flag at or above this score")
+                         ] = None,
+    fail_policy: Annotated[str | None, setting(
+        "fail_policy", "open or closed: whether an error verdict is flagged")] = None,
+    concurrency: Annotated[int | None, setting(
+        "concurrency", "most monitor calls in flight")] = None,
+    workers: Annotated[int | None, setting(
+        "workers", "worker processes for a CPU-bound monitor; 0 judges on the fetch loop; "
+        "unset: the monitor's choice")] = None,
+    max_message_bytes: Annotated[int | None, setting(
+        "max_message_bytes", "larger trajectories get a dead letter")] = None,
+    metrics_port: Annotated[int | None, setting("metrics_port", "0 turns /metrics off")] = None,
+    otlp_endpoint: Annotated[str | None, setting(
+        "otlp_endpoint", "OTLP/HTTP collector, e.g. http://otel-collector:4318: turns tracing "
+        "on")] = None,
     log_level: LogLevel = "INFO",
     debug: Annotated[bool, typer.Option(help="a traceback with a start-up error")] = False,
 ) -> None:
@@ -162,8 +176,7 @@ def send(
     file: Annotated[str, typer.Argument(
         help="trajectories: one JSON object, or JSON Lines; - reads standard input")],
     bootstrap: Bootstrap = None,
-    input_topic: Annotated[str | None, typer.Option(
-        help=r"\[env MONITOR_GATEWAY_INPUT_TOPIC, default agent.trajectories]")] = None,
+    input_topic: Annotated[str | None, setting("input_topic")] = None,
 ) -> None:
     """Validate trajectories as the gateway will, send the valid ones to its input topic,
     and say which were refused and why (exit 1 if any were)."""
@@ -195,10 +208,8 @@ async def _send_all(settings: KafkaSettings, trajectories: list[Trajectory]) -> 
 @app.command()
 def tail(
     bootstrap: Bootstrap = None,
-    verdict_topic: Annotated[str | None, typer.Option(
-        help=r"\[env MONITOR_GATEWAY_VERDICT_TOPIC, default monitor.verdicts]")] = None,
-    dlq_topic: Annotated[str | None, typer.Option(
-        help=r"\[env MONITOR_GATEWAY_DLQ_TOPIC, default monitor.dlq]")] = None,
+    verdict_topic: Annotated[str | None, setting("verdict_topic")] = None,
+    dlq_topic: Annotated[str | None, setting("dlq_topic")] = None,
     dead_letters: Annotated[bool, typer.Option(help="also follow the dead-letter topic")] = False,
     flagged: Annotated[bool, typer.Option(help="flagged verdicts only")] = False,
     category: Annotated[list[str] | None, typer.Option(help="these categories only")] = None,

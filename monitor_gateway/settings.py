@@ -128,7 +128,11 @@ def load_settings(cls: type[S], overrides: dict[str, Any]) -> S:
         return cls(**given)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
-        name = ".".join(str(p) for p in error["loc"]).upper()
-        raise SettingsError(
-            f"{ENV_PREFIX}{name}: {error['msg']} (got {error.get('input')!r})"
-        ) from None
+        field = ".".join(str(p) for p in error["loc"])
+        # blame what the user wrote: the flag when one was given, else the variable
+        where = (FLAGS.get(field, f"--{field.replace('_', '-')}") if field in given
+                 else f"{ENV_PREFIX}{field.upper()}")
+        raise SettingsError(f"{where}: {error['msg']} (got {error.get('input')!r})") from None
+
+
+FLAGS = {"kafka_bootstrap": "--bootstrap"}  # settings whose flag is not their name

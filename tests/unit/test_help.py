@@ -11,7 +11,7 @@ from monitor_gateway.cli import app
 
 @pytest.mark.parametrize(("command", "shown"), [
     ("serve", "TOML with [thresholds] and cascade [[stage]] tables"),
-    ("serve", "Kafka HOST:PORT [env MONITOR_GATEWAY_KAFKA_BOOTSTRAP]"),
+    ("serve", "Kafka HOST:PORT [env MONITOR_GATEWAY_KAFKA_BOOTSTRAP, default 127.0.0.1:9092]"),
     ("calibrate", "the monitor config to write [thresholds] to"),
 ])
 def test_bracketed_help_text_is_shown(command: str, shown: str) -> None:
@@ -26,3 +26,32 @@ def test_version_is_the_installed_packages() -> None:
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output.strip() == f"monitor-gateway {version('monitor-gateway')}"
+
+
+@pytest.mark.parametrize("command", ["serve", "send", "tail"])
+def test_every_setting_flag_names_its_variable_and_default(command: str) -> None:
+    """Settings are read by pydantic-settings, so the flag's help is where a user learns
+    the variable and the default."""
+    result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    flags = [line for line in result.output.splitlines() if "│ --" in line
+             and not any(f in line for f in ("--help", "--log-level", "--debug", "--dead-letters",
+                                             "--flagged", "--category", "--monitor ", "--run",
+                                             "--from-beginning", "--count", "--json"))]
+    assert flags
+    for line in flags:
+        assert "[env MONITOR_GATEWAY_" in line, line
+    if command == "serve":
+        assert "[env MONITOR_GATEWAY_CONCURRENCY, default 64]" in result.output
+
+
+def test_a_bad_flag_is_blamed_on_the_flag_and_a_bad_variable_on_the_variable() -> None:
+    result = CliRunner().invoke(app, ["serve", "--concurrency", "0"])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: --concurrency: Input should be greater than")
+    result = CliRunner().invoke(app, ["serve"], env={"MONITOR_GATEWAY_CONCURRENCY": "0"})
+    assert result.exit_code == 2
+    assert result.output.startswith("error: MONITOR_GATEWAY_CONCURRENCY: Input should be")
+    result = CliRunner().invoke(app, ["serve", "--bootstrap", ""], env={
+        "MONITOR_GATEWAY_SECURITY_PROTOCOL": "SASL_SSL"})
+    assert "MONITOR_GATEWAY_SASL_PLAIN_USERNAME" in result.output
