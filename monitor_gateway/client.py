@@ -8,7 +8,8 @@
     async for verdict in verdicts():                       # follows the verdict topic
         print(verdict.trajectory_id, verdict.flagged, verdict.monitor.label)
 
-A trajectory is validated with the model the gateway uses before it is sent (a refused one
+``SyncTrajectoryProducer`` does the same for code without an event loop. A trajectory is
+validated with the model the gateway uses before it is sent (a refused one
 raises ``pydantic.ValidationError`` here instead of becoming a dead letter there), keyed by
 its id (so its verdict lands on the same partition number), and carries the caller's W3C
 trace context when OpenTelemetry is installed and a span is current.
@@ -16,6 +17,7 @@ trace context when OpenTelemetry is installed and a span is current.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -33,10 +35,12 @@ class TrajectoryProducer:
 
     def __init__(self, settings: KafkaSettings | None = None) -> None:
         self.settings = settings or KafkaSettings()
-        self._producer = AIOKafkaProducer(acks="all", linger_ms=5,
-                                          **self.settings.client_args())
+        self._producer: AIOKafkaProducer | None = None
 
     async def __aenter__(self) -> TrajectoryProducer:
+        # made here, not in __init__: aiokafka binds a producer to the running loop
+        self._producer = AIOKafkaProducer(acks="all", linger_ms=5,
+                                          **self.settings.client_args())
         try:
             await self._producer.start()
         except BaseException:
@@ -45,14 +49,39 @@ class TrajectoryProducer:
         return self
 
     async def __aexit__(self, *_: object) -> None:
-        await self._producer.stop()
+        if self._producer is not None:
+            await self._producer.stop()
 
     async def send(self, trajectory: Trajectory | dict[str, Any]) -> None:
+        if self._producer is None:
+            raise RuntimeError("use TrajectoryProducer as 'async with TrajectoryProducer()'")
         if not isinstance(trajectory, Trajectory):
             trajectory = Trajectory.model_validate(trajectory)
         await self._producer.send_and_wait(
             self.settings.input_topic, trajectory.model_dump_json(exclude_defaults=True).encode(),
             key=trajectory.id.encode(), headers=_trace_context())
+
+
+class SyncTrajectoryProducer:
+    """:class:`TrajectoryProducer` for code without an event loop (a script, a thread of a
+    synchronous agent): it runs its own. Not for use inside a running loop."""
+
+    def __init__(self, settings: KafkaSettings | None = None) -> None:
+        self._runner = asyncio.Runner()
+        self._producer = TrajectoryProducer(settings)
+
+    def __enter__(self) -> SyncTrajectoryProducer:
+        self._runner.run(self._producer.__aenter__())
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        try:
+            self._runner.run(self._producer.__aexit__())
+        finally:
+            self._runner.close()
+
+    def send(self, trajectory: Trajectory | dict[str, Any]) -> None:
+        self._runner.run(self._producer.send(trajectory))
 
 
 def _trace_context() -> list[tuple[str, bytes]]:

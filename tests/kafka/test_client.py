@@ -11,9 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from kafka_io import running
+from kafka_io import consume, running
 
-from monitor_gateway.client import TrajectoryProducer, read_trajectories, verdicts
+from monitor_gateway.client import (
+    SyncTrajectoryProducer,
+    TrajectoryProducer,
+    read_trajectories,
+    verdicts,
+)
 from monitor_gateway.ingest import Rejection
 from monitor_gateway.monitors import RulesMonitor
 from monitor_gateway.schema import Trajectory, Verdict
@@ -127,3 +132,20 @@ async def test_a_metrics_port_in_use_is_one_line_naming_the_setting(
     assert code == 2 and len(out.strip().splitlines()) == 1, out
     assert f"cannot serve metrics on 0.0.0.0:{port}" in out
     assert "set --metrics-port or MONITOR_GATEWAY_METRICS_PORT" in out
+
+
+def test_the_sync_producer_sends_keyed_by_id_with_the_callers_trace_context(
+    settings: GatewaySettings,
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    tracer = TracerProvider().get_tracer("agent")
+    with tracer.start_as_current_span("agent run") as span, \
+            SyncTrajectoryProducer(settings) as producer:
+        producer.send(BENIGN)
+    trace_id = f"{span.get_span_context().trace_id:032x}"
+    (record,) = asyncio.run(consume(settings.kafka_bootstrap, settings.input_topic, 1))
+    assert record.key == b"benign-1"
+    assert Trajectory.model_validate_json(record.value) == Trajectory.model_validate(BENIGN)
+    headers = dict(record.headers)
+    assert trace_id in headers["traceparent"].decode()
