@@ -1,0 +1,73 @@
+"""Sending from inside an agent without ever slowing or failing it.
+
+An adapter runs on the agent's own threads; Kafka may be slow or down. So trajectories go
+into a bounded queue, a daemon thread sends them through the client, and when the queue is
+full the newest is dropped, counted, and warned about (at most once a minute).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+
+from ..client import SyncTrajectoryProducer
+from ..schema import Trajectory
+from ..settings import KafkaSettings
+
+log = logging.getLogger(__name__)
+
+
+class Outbox:
+    def __init__(self, settings: KafkaSettings | None = None, capacity: int = 1000,
+                 retry_after: float = 5.0) -> None:
+        self.settings = settings or KafkaSettings()
+        self.dropped = 0
+        self.sent = 0
+        self.retry_after = retry_after
+        self._queue: queue.Queue[Trajectory] = queue.Queue(maxsize=capacity)
+        self._warned = 0.0
+        self._thread = threading.Thread(target=self._run, name="monitor-gateway-outbox",
+                                        daemon=True)
+        self._thread.start()
+
+    def offer(self, trajectory: Trajectory) -> bool:
+        """Queue ``trajectory`` for sending; False (and counted) if the queue is full."""
+        try:
+            self._queue.put_nowait(trajectory)
+            return True
+        except queue.Full:
+            self.dropped += 1
+            if time.monotonic() - self._warned > 60:
+                self._warned = time.monotonic()
+                log.warning("monitor-gateway outbox full: dropped %d trajectories so far "
+                            "(is Kafka at %s reachable?)", self.dropped,
+                            self.settings.kafka_bootstrap)
+            return False
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until everything queued was sent; False if ``timeout`` passed first."""
+        deadline = time.monotonic() + timeout
+        while self._queue.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return not self._queue.unfinished_tasks
+
+    def _run(self) -> None:
+        while True:
+            try:
+                with SyncTrajectoryProducer(self.settings) as producer:
+                    while True:
+                        trajectory = self._queue.get()
+                        try:
+                            producer.send(trajectory)
+                            self.sent += 1
+                        except Exception:
+                            self.dropped += 1  # the one in hand when the connection broke
+                            raise
+                        finally:
+                            self._queue.task_done()
+            except Exception as exc:  # Kafka down: keep queueing (bounded), try again later
+                log.warning("monitor-gateway outbox cannot send (%s); retrying in %gs",
+                            exc, self.retry_after)
+                time.sleep(self.retry_after)
