@@ -179,8 +179,7 @@ async def test_canary_needs_a_rate(settings: GatewaySettings) -> None:
 async def test_a_bad_setting_is_one_clear_line(settings: GatewaySettings) -> None:
     code, output = await cli(settings, "serve", "--threshold", "1.5")
     assert code == 2
-    assert output.strip() == ("error: MONITOR_GATEWAY_THRESHOLD: Input should be less than or "
-                              "equal to 1 (got 1.5)")
+    assert output.strip() == "error: --threshold: Input should be less than or equal to 1 (got 1.5)"
 
 
 async def test_canary_mixes_labelled_pairs_into_live_traffic(
