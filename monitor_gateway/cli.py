@@ -26,7 +26,14 @@ from .ingest import Rejection
 from .logs import install_repeat_filter
 from .monitors import available, build_monitor
 from .schema import DeadLetter, Trajectory, Verdict
-from .settings import ENV_PREFIX, GatewaySettings, KafkaSettings, SettingsError, load_settings
+from .settings import (
+    ENV_PREFIX,
+    GatewaySettings,
+    KafkaSettings,
+    SettingsError,
+    flag,
+    load_settings,
+)
 from .tracing import from_settings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -49,16 +56,16 @@ def main(show_version: Annotated[bool, typer.Option(
     """Monitor AI-agent trajectories on Kafka and publish verdicts."""
 
 
-def setting(name: str, help: str = "", flag: str | None = None) -> Any:
+def setting(name: str, help: str = "") -> Any:
     """A flag that overrides a setting: its help names the environment variable and the
     default, since pydantic-settings (not the flag parser) reads them."""
     default = GatewaySettings.model_fields[name].default
     shown = "" if default is None else f", default {default}"
     where = rf"\[env {ENV_PREFIX}{name.upper()}{shown}]"
-    return typer.Option(*([flag] if flag else []), help=f"{help} {where}".strip())
+    return typer.Option(flag(name), help=f"{help} {where}".strip())
 
 
-Bootstrap = Annotated[str | None, setting("kafka_bootstrap", "Kafka HOST:PORT", "--bootstrap")]
+Bootstrap = Annotated[str | None, setting("kafka_bootstrap", "Kafka HOST:PORT")]
 LogLevel = Annotated[str, typer.Option(help="Log level of the gateway's own log lines.")]
 
 
@@ -291,10 +298,7 @@ async def _kafka(settings: KafkaSettings, work: Coroutine[Any, Any, None]) -> No
     try:
         await work
     except KafkaConnectionError:
-        raise fail(f"cannot reach Kafka at {settings.kafka_bootstrap}: no broker answered; "
-                   "set --bootstrap or MONITOR_GATEWAY_KAFKA_BOOTSTRAP") from None
-
-
+        raise fail(settings.unreachable()) from None
 
 
 def _add_commands(app: typer.Typer) -> None:

@@ -184,9 +184,7 @@ class Gateway:
             await self._close_monitor()
             if self._http is not None:
                 await self._http.cleanup()
-            raise StartupError(
-                f"cannot reach Kafka at {settings.kafka_bootstrap}: no broker answered; set "
-                "--bootstrap or MONITOR_GATEWAY_KAFKA_BOOTSTRAP") from None
+            raise StartupError(settings.unreachable()) from None
         finally:
             quiet.setLevel(level)
         self.supervisor.start("commits", self.committer.run)

@@ -29,6 +29,11 @@ class KafkaSettings(BaseSettings):
     ssl_certfile: str | None = None
     ssl_keyfile: str | None = None
 
+    def unreachable(self) -> str:
+        """What to tell a user whose broker did not answer: one line, the setting to change."""
+        return (f"cannot reach Kafka at {self.kafka_bootstrap}: no broker answered; set "
+                f"{flag('kafka_bootstrap')} or {ENV_PREFIX}KAFKA_BOOTSTRAP")
+
     def client_args(self) -> dict[str, Any]:
         """Connection keyword arguments for aiokafka clients (producer, consumer, admin)."""
         security = self.security()
@@ -130,9 +135,10 @@ def load_settings(cls: type[S], overrides: dict[str, Any]) -> S:
         error = exc.errors(include_url=False)[0]
         field = ".".join(str(p) for p in error["loc"])
         # blame what the user wrote: the flag when one was given, else the variable
-        where = (FLAGS.get(field, f"--{field.replace('_', '-')}") if field in given
-                 else f"{ENV_PREFIX}{field.upper()}")
+        where = flag(field) if field in given else f"{ENV_PREFIX}{field.upper()}"
         raise SettingsError(f"{where}: {error['msg']} (got {error.get('input')!r})") from None
 
 
-FLAGS = {"kafka_bootstrap": "--bootstrap"}  # settings whose flag is not their name
+def flag(name: str) -> str:
+    """The command-line flag that overrides setting ``name``."""
+    return "--bootstrap" if name == "kafka_bootstrap" else f"--{name.replace('_', '-')}"

@@ -48,7 +48,8 @@ def build_monitor(settings: GatewaySettings) -> Monitor:
         raise SettingsError(f"MONITOR_GATEWAY_MONITOR: {name!r} did not return a Monitor")
     workers = settings.workers
     if workers is None:
-        workers = default_workers() if isinstance(monitor, HeavyMonitor) else 0
+        heavy = isinstance(monitor, HeavyMonitor) and monitor.heavy
+        workers = default_workers() if heavy else 0
     if workers and isinstance(monitor, InlineMonitor):
         return PooledMonitor(monitor, build_monitor, settings, workers)
     return monitor
