@@ -11,7 +11,7 @@ $(BIN)/.installed: pyproject.toml
 # what the tests need besides: linters, pytest, and a real OpenAI-compatible server
 # (llama-cpp-python compiles for several minutes the first time; pip caches the wheel)
 $(BIN)/.installed-dev: $(BIN)/.installed
-	$(BIN)/pip install -q -e '.[dev,bench,llm,llm-test,otel]'
+	$(BIN)/pip install -q -e '.[dev,bench,llm,llm-test,otel,openai-agents,langchain]'
 	touch $@
 
 # Prometheus and promtool, from Debian's package, for the rules' tests and the end-to-end

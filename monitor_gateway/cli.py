@@ -34,6 +34,7 @@ from .settings import (
     flag,
     load_settings,
 )
+from .tailing import in_context, show
 from .tracing import from_settings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -228,10 +229,13 @@ def tail(
         help="from the topics' start, not from now")] = False,
     count: Annotated[int | None, typer.Option(help="stop after this many")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="one JSON object a line")] = False,
+    context: Annotated[bool, typer.Option(
+        help="show each quote in its trajectory's text (also reads the input topic)")] = True,
+    input_topic: Annotated[str | None, setting("input_topic")] = None,
 ) -> None:
     """Follow the gateway's verdicts: a line each, and a flagged one's evidence."""
     settings = _kafka_settings({"kafka_bootstrap": bootstrap, "verdict_topic": verdict_topic,
-                                "dlq_topic": dlq_topic})
+                                "dlq_topic": dlq_topic, "input_topic": input_topic})
 
     def wanted(message: Verdict | DeadLetter) -> bool:
         if isinstance(message, DeadLetter):
@@ -243,43 +247,21 @@ def tail(
 
     async def follow() -> None:
         shown = 0
-        async for message in verdicts(settings, dead_letters=dead_letters,
-                                      from_beginning=from_beginning):
+        async for message, trajectory in in_context(verdicts(
+                settings, dead_letters=dead_letters, trajectories=context and not as_json,
+                from_beginning=from_beginning)):
             if not wanted(message):
                 continue
             if as_json:
                 print(message.model_dump_json(), flush=True)
             else:
-                show(message)
+                show(console, message, trajectory)
             shown += 1
             if count is not None and shown >= count:
                 return
 
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a tail ends
         run(_kafka(settings, follow()))
-
-
-def show(message: Verdict | DeadLetter) -> None:
-    """One line a verdict; under a flagged one, each quote with where it is."""
-    if isinstance(message, DeadLetter):
-        console.print(f"[magenta]dead letter[/magenta] {message.error} key={message.key} "
-                      f"{message.topic}[{message.partition}]@{message.offset}: "
-                      f"{escape(message.detail)}", highlight=False)
-        return
-    state = ("[red]ERROR[/red]" if message.status == "error" else
-             "[bold red]FLAGGED[/bold red]" if message.flagged else "[green]ok[/green]")
-    console.print(f"{message.decided_at:%H:%M:%S} {state} {escape(message.trajectory_id)} "
-                  f"score {message.score:.2f} {message.category or '-'} "
-                  f"by {escape(message.monitor.name)}"
-                  + (f": {escape(message.error or '')}" if message.status == "error" else ""),
-                  highlight=False)
-    if message.flagged:
-        for evidence in message.evidence:
-            where = evidence.source or "?"
-            if evidence.start is not None:
-                where += f" [{evidence.start}:{evidence.end}]"
-            console.print(f"    {escape(where)}: [reverse]{escape(evidence.quote)}[/reverse]",
-                          highlight=False)
 
 
 def _kafka_settings(overrides: dict[str, Any]) -> KafkaSettings:

@@ -95,23 +95,28 @@ def _trace_context() -> list[tuple[str, bytes]]:
 
 
 async def verdicts(settings: KafkaSettings | None = None, *, dead_letters: bool = False,
-                   from_beginning: bool = False) -> AsyncIterator[Verdict | DeadLetter]:
-    """Every verdict (and dead letter, if asked) from now on, or from the topics' start.
-    Reads without a consumer group: it commits nothing and takes nothing from others."""
+                   trajectories: bool = False, from_beginning: bool = False,
+                   ) -> AsyncIterator[Verdict | DeadLetter | Trajectory]:
+    """Every verdict (and dead letter, and input trajectory, if asked) from now on, or from
+    the topics' start. Reads without a consumer group: it commits nothing and takes
+    nothing from others. Trajectories are what a verdict's evidence offsets point into."""
     settings = settings or KafkaSettings()
-    topics = [settings.verdict_topic] + ([settings.dlq_topic] if dead_letters else [])
+    models: dict[str, type[Verdict | DeadLetter | Trajectory]] = {settings.verdict_topic: Verdict}
+    if dead_letters:
+        models[settings.dlq_topic] = DeadLetter
+    if trajectories:
+        models[settings.input_topic] = Trajectory
     consumer = AIOKafkaConsumer(
-        *topics, group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100,
+        *models, group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100,
         auto_offset_reset="earliest" if from_beginning else "latest",
         **settings.client_args())
     try:
         await consumer.start()
         async for record in consumer:
-            model = DeadLetter if record.topic == settings.dlq_topic else Verdict
             try:
-                yield model.model_validate_json(record.value or b"")
+                yield models[record.topic].model_validate_json(record.value or b"")
             except ValidationError:
-                continue  # not ours: someone else's record on the topic
+                continue  # not ours, or not valid: someone else's record on the topic
     finally:
         await consumer.stop()
 

@@ -19,10 +19,17 @@ from collections import OrderedDict
 from typing import Any
 
 from opentelemetry.context import Context
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from ..schema import Step, ToolCall, Trajectory
+from ..schema import Trajectory
+from . import needs
 from .outbox import Outbox
+from .run import Run
+
+try:
+    from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+except ImportError as exc:
+    raise ImportError(needs("otel")) from exc
+
 
 INFERENCE = {"chat", "text_completion", "generate_content"}
 
@@ -62,28 +69,20 @@ class TrajectorySpanProcessor(SpanProcessor):
 
 def assemble(trace_id: str, spans: list[ReadableSpan]) -> Trajectory | None:
     """The trajectory of one trace's GenAI spans, or None if it has none."""
-    request, response = "", ""
-    steps: list[Step] = []
+    run = Run()
     agent = None
     for span in sorted(spans, key=lambda s: s.start_time or 0):
         attributes = span.attributes or {}
         operation = attributes.get("gen_ai.operation.name")
         agent = agent or attributes.get("gen_ai.agent.name")
         if operation in INFERENCE:
-            if not request and not steps:
-                request = _first(_messages(attributes, "gen_ai.input.messages"), "user")
+            run.asked(_first(_messages(attributes, "gen_ai.input.messages"), "user"))
             for message in _messages(attributes, "gen_ai.output.messages"):
-                text, calls = _text(message), _calls(message)
-                steps.append(Step(role="assistant", content=text, tool_calls=calls))
-                response = text if not calls else response
+                run.said(_text(message), _calls(message))
         elif operation == "execute_tool":
-            steps.append(Step(role="tool", content=str(attributes.get(
-                "gen_ai.tool.call.result", ""))))
-    if not steps:
-        return None
-    return Trajectory(id=trace_id, request=request, response=response, steps=steps,
-                      metadata={"trace_id": trace_id, "source": "opentelemetry"}
-                      | ({"agent": str(agent)} if agent else {}))
+            run.answered(str(attributes.get("gen_ai.tool.call.result", "")))
+    return run.trajectory(trace_id, {"trace_id": trace_id, "source": "opentelemetry"}
+                          | ({"agent": str(agent)} if agent else {}))
 
 
 def _messages(attributes: Any, name: str) -> list[dict[str, Any]]:
@@ -103,12 +102,7 @@ def _text(message: dict[str, Any]) -> str:
                      if isinstance(p, dict) and p.get("type") == "text")
 
 
-def _calls(message: dict[str, Any]) -> list[ToolCall]:
-    calls = []
-    for part in message.get("parts", []):
-        if isinstance(part, dict) and part.get("type") == "tool_call":
-            arguments = part.get("arguments", {})
-            if not isinstance(arguments, (dict, str)):
-                arguments = json.dumps(arguments)
-            calls.append(ToolCall(name=str(part.get("name", "")), arguments=arguments))
-    return calls
+def _calls(message: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [(str(part.get("name", "")), part.get("arguments", {}))
+            for part in message.get("parts", [])
+            if isinstance(part, dict) and part.get("type") == "tool_call"]

@@ -13,7 +13,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import pairwise
@@ -169,9 +169,10 @@ class ClassifierMonitor:
 
 
 def evidence(model: LinearModel, trajectory: Trajectory, vector: dict[int, float],
-             limit: int = MAX_QUOTES) -> list[Quote]:
+             limit: int = MAX_QUOTES, taken: Sequence[Quote] = ()) -> list[Quote]:
     """The sentences of the agent's own text around the features with the largest positive
-    contributions: a sentence is what a reviewer reads, an n-gram alone rarely says why."""
+    contributions: a sentence is what a reviewer reads, an n-gram alone rarely says why.
+    A sentence overlapping one already chosen, or one of ``taken``, says nothing new."""
     texts = dict(trajectory.texts())
     names = model.feature_names
     where = _spans(trajectory)
@@ -185,9 +186,17 @@ def evidence(model: LinearModel, trajectory: Trajectory, vector: dict[int, float
         first, last = where[feature][0]
         text = texts[first.source]
         start, end = _sentence(text, first.start, last.end)
-        if all(text[start:end] != q.text for q in quotes):
+        if not any(_overlaps(q, first.source, text, start, end) for q in (*taken, *quotes)):
             quotes.append(Quote(text[start:end], first.source, start))
     return quotes
+
+
+def _overlaps(quote: Quote, source: str, text: str, start: int, end: int) -> bool:
+    """Whether ``quote`` covers any of ``text[start:end]`` (``text`` being ``source``'s)."""
+    if quote.source != source:
+        return False
+    at = quote.start if quote.start is not None else text.find(quote.text)
+    return at >= 0 and at < end and start < at + len(quote.text)
 
 
 def _sentence(text: str, start: int, end: int) -> tuple[int, int]:

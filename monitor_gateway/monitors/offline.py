@@ -73,7 +73,7 @@ class OfflineMonitor:
             score = max(score, DECISIVE_SCORE)
         lead = decisive[0] if decisive else signals[0] if signals else None
         quotes: list[Quote] = [s.quote for s in signals if s.quote.text][:MAX_QUOTES]
-        quotes += evidence(model, trajectory, vector, limit=MAX_QUOTES - len(quotes))
+        quotes += evidence(model, trajectory, vector, MAX_QUOTES - len(quotes), taken=quotes)
         reasons = dict.fromkeys(f"{s.name}: {s.why}" for s in signals)
         return Judgement(
             score=score,

@@ -3,8 +3,10 @@ never blocks the agent when Kafka is away."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from typing import Any
 
 import pytest
 from kafka_io import consume
@@ -14,13 +16,34 @@ from monitor_gateway.settings import GatewaySettings
 
 pytestmark = pytest.mark.kafka
 
+# the scripted run every adapter sees: asked to free disk, the agent deletes the WAL
+REQUEST = "Free disk on staging."
+CALL = {"cmd": "sudo rm -rf /var/lib/postgresql/15/main/pg_wal"}
+RESULT = "removed 188G"
+ANSWER = "Done: 188G freed."
+
+
+def received(settings: GatewaySettings, run_id: str) -> Trajectory:
+    """The one trajectory on the input topic, checked to be the scripted run's."""
+    (record,) = asyncio.run(consume(settings.kafka_bootstrap, settings.input_topic, 1))
+    trajectory = Trajectory.model_validate_json(record.value)
+    assert trajectory.id == run_id == record.key.decode()
+    assert trajectory.request == REQUEST
+    assert trajectory.response == ANSWER
+    assert [s.role for s in trajectory.steps] == ["assistant", "tool", "assistant"]
+    assert trajectory.steps[0].content == "Clearing WAL."
+    (tool_call,) = trajectory.steps[0].tool_calls
+    arguments = tool_call.arguments
+    assert (tool_call.name, json.loads(arguments) if isinstance(arguments, str) else arguments
+            ) == ("bash", CALL)
+    assert trajectory.steps[1].content == RESULT
+    return trajectory
+
 
 def test_a_trace_of_genai_spans_becomes_one_trajectory_with_its_tool_calls(
     settings: GatewaySettings,
 ) -> None:
     pytest.importorskip("opentelemetry.sdk")
-    import asyncio
-
     from opentelemetry.sdk.trace import TracerProvider
 
     from monitor_gateway.adapters.otel import TrajectorySpanProcessor
@@ -30,40 +53,137 @@ def test_a_trace_of_genai_spans_becomes_one_trajectory_with_its_tool_calls(
     processor = TrajectorySpanProcessor(Outbox(settings))
     provider.add_span_processor(processor)
     tracer = provider.get_tracer("a scripted agent framework")
-    call = {"cmd": "sudo rm -rf /var/lib/postgresql/15/main/pg_wal"}
     with tracer.start_as_current_span("invoke_agent ops", attributes={
             "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "ops"}) as root:
         with tracer.start_as_current_span("chat model", attributes={
                 "gen_ai.operation.name": "chat",
                 "gen_ai.input.messages": json.dumps([
                     {"role": "system", "parts": [{"type": "text", "content": "You are ops."}]},
-                    {"role": "user", "parts": [{"type": "text",
-                                                "content": "Free disk on staging."}]}]),
+                    {"role": "user", "parts": [{"type": "text", "content": REQUEST}]}]),
                 "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
                     {"type": "text", "content": "Clearing WAL."},
-                    {"type": "tool_call", "id": "c1", "name": "bash", "arguments": call}]}])}):
+                    {"type": "tool_call", "id": "c1", "name": "bash", "arguments": CALL}]}])}):
             pass
         with tracer.start_as_current_span("execute_tool bash", attributes={
                 "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "bash",
-                "gen_ai.tool.call.arguments": json.dumps(call),
-                "gen_ai.tool.call.result": "removed 188G"}):
+                "gen_ai.tool.call.arguments": json.dumps(CALL),
+                "gen_ai.tool.call.result": RESULT}):
             pass
         with tracer.start_as_current_span("chat model", attributes={
                 "gen_ai.operation.name": "chat",
                 "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
-                    {"type": "text", "content": "Done: 188G freed."}]}])}):
+                    {"type": "text", "content": ANSWER}]}])}):
             pass
     assert processor.force_flush(30_000)
-    (record,) = asyncio.run(consume(settings.kafka_bootstrap, settings.input_topic, 1))
-    trajectory = Trajectory.model_validate_json(record.value)
-    assert trajectory.id == f"{root.get_span_context().trace_id:032x}" == record.key.decode()
-    assert trajectory.request == "Free disk on staging."
-    assert trajectory.response == "Done: 188G freed."
-    assert [s.role for s in trajectory.steps] == ["assistant", "tool", "assistant"]
-    (tool_call,) = trajectory.steps[0].tool_calls
-    assert (tool_call.name, tool_call.arguments) == ("bash", call)
-    assert trajectory.steps[1].content == "removed 188G"
+    trajectory = received(settings, f"{root.get_span_context().trace_id:032x}")
     assert trajectory.metadata["agent"] == "ops"
+
+
+@pytest.mark.parametrize("api", ["chat_completions", "responses"])
+def test_an_openai_agents_run_becomes_one_trajectory_with_its_tool_calls(
+    settings: GatewaySettings, api: str,
+) -> None:
+    """A real Agents SDK run (Runner, function tool, tracing) against a scripted model
+    behind either OpenAI API, through an HTTP transport that never leaves the process."""
+    agents = pytest.importorskip("agents")
+    from agents.models.openai_chatcompletions import OpenAIChatCompletionsModel
+    from agents.models.openai_responses import OpenAIResponsesModel
+    from openai import AsyncOpenAI
+
+    from monitor_gateway.adapters.openai_agents import TrajectoryProcessor
+    from monitor_gateway.adapters.outbox import Outbox
+
+    try:
+        import httpx2 as httpx
+    except ImportError:  # openai before 3.x
+        import httpx  # type: ignore[no-redef]
+
+    def reply(first: bool) -> dict[str, Any]:
+        """The scripted model: a tool call first, then the answer."""
+        if api == "chat_completions":
+            message: dict[str, Any] = {"role": "assistant", "content": ANSWER}
+            if first:
+                message = {"role": "assistant", "content": "Clearing WAL.", "tool_calls": [
+                    {"id": "c1", "type": "function",
+                     "function": {"name": "bash", "arguments": json.dumps(CALL)}}]}
+            return {"id": "r", "object": "chat.completion", "created": 0, "model": "m",
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
+        output: list[dict[str, Any]] = [{
+            "type": "message", "id": "m", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "annotations": [],
+                         "text": "Clearing WAL." if first else ANSWER}]}]
+        if first:
+            output.append({"type": "function_call", "id": "f", "call_id": "c1",
+                           "name": "bash", "arguments": json.dumps(CALL),
+                           "status": "completed"})
+        return {"id": "r", "object": "response", "created_at": 0, "model": "m",
+                "status": "completed", "output": output, "parallel_tool_calls": True,
+                "tool_choice": "auto", "tools": []}
+
+    def model_server(request: httpx.Request) -> httpx.Response:
+        sent = json.dumps(json.loads(request.content))
+        return httpx.Response(200, json=reply(first=RESULT not in sent))
+
+    @agents.function_tool
+    def bash(cmd: str) -> str:
+        """Run a shell command."""
+        return RESULT
+
+    processor = TrajectoryProcessor(Outbox(settings))
+    agents.set_trace_processors([processor])  # and not the SDK's exporter to OpenAI
+    client = AsyncOpenAI(api_key="scripted", base_url="http://scripted.invalid/v1",
+                         http_client=httpx.AsyncClient(transport=httpx.MockTransport(
+                             model_server)))
+    model_class = (OpenAIChatCompletionsModel if api == "chat_completions"
+                   else OpenAIResponsesModel)
+    agent = agents.Agent(name="ops", instructions="You are ops.", tools=[bash],
+                         model=model_class(model="scripted", openai_client=client))
+    with agents.trace("ops run") as trace:
+        result = asyncio.run(agents.Runner.run(agent, REQUEST))
+    assert result.final_output == ANSWER
+    processor.force_flush()
+    trajectory = received(settings, trace.trace_id)
+    assert trajectory.metadata["workflow"] == "ops run"
+
+
+def test_a_langgraph_run_becomes_one_trajectory_with_its_tool_calls(
+    settings: GatewaySettings,
+) -> None:
+    """A real LangGraph graph (a model node, LangGraph's ToolNode) with LangChain's fake
+    chat model scripted to call a tool and then answer."""
+    pytest.importorskip("langgraph")
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.tools import tool
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    from monitor_gateway.adapters.langchain import TrajectoryCallbackHandler
+    from monitor_gateway.adapters.outbox import Outbox
+
+    @tool
+    def bash(cmd: str) -> str:
+        """Run a shell command."""
+        return RESULT
+
+    model = GenericFakeChatModel(messages=iter([
+        AIMessage(content="Clearing WAL.", tool_calls=[{"name": "bash", "args": CALL,
+                                                        "id": "c1"}]),
+        AIMessage(content=ANSWER)]))
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
+    graph.add_node("tools", ToolNode([bash]))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", tools_condition)
+    graph.add_edge("tools", "agent")
+
+    handler = TrajectoryCallbackHandler(Outbox(settings))
+    run_id = "0190b3c4-0000-7000-8000-000000000001"
+    out = graph.compile().invoke({"messages": [HumanMessage(REQUEST)]},
+                                 config={"callbacks": [handler], "run_id": run_id})
+    assert out["messages"][-1].content == ANSWER
+    assert handler.outbox.flush(30)
+    received(settings, run_id)
 
 
 def test_the_outbox_never_blocks_and_counts_what_it_drops_when_kafka_is_away(

@@ -71,6 +71,7 @@ async def test_send_then_tail_shows_each_verdict_and_a_flagged_ones_evidence(
     assert seen["gamed-1"].flagged and not seen["benign-1"].flagged
     assert "FLAGGED gamed-1" in flagged and "benign-1" not in flagged
     assert "response [" in flagged and "sys.exit(0)" in flagged
+    assert "import sys⏎«sys.exit(0)»" in flagged  # the quote, marked, in the text around it
 
 
 async def test_send_reads_standard_input_and_one_object_over_several_lines(
@@ -119,6 +120,9 @@ async def test_an_unreachable_bootstrap_is_one_line_naming_the_setting(
         assert out.strip().splitlines() == [
             "error: cannot reach Kafka at 127.0.0.1:1: no broker answered; set --bootstrap or "
             "MONITOR_GATEWAY_KAFKA_BOOTSTRAP"], args
+    code, out = await cli(nowhere, "serve", "--metrics-port", "0", "--debug")
+    assert code == 1 and "Traceback" in out, out  # --debug: the whole story, for a bug report
+    assert "StartupError: cannot reach Kafka at 127.0.0.1:1" in " ".join(out.split())
 
 
 async def test_a_metrics_port_in_use_is_one_line_naming_the_setting(

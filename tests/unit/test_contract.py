@@ -12,6 +12,7 @@ from paths import ROOT
 from pydantic import BaseModel
 
 from monitor_gateway.schema import DeadLetter, Trajectory, Verdict
+from monitor_gateway.settings import KafkaSettings
 from replay.dataset import Sample
 
 CONTRACT = ROOT / "docs" / "contract.md"
@@ -50,3 +51,28 @@ def test_every_example_is_read_by_its_model(heading: str, model: type[BaseModel]
 
 def test_the_readme_links_the_contract() -> None:
     assert "(docs/contract.md)" in (ROOT / "README.md").read_text()
+
+
+def test_the_readme_shows_each_message_as_its_model_reads_it() -> None:
+    """The README's first screens are what users read: its three examples must be
+    messages the gateway reads or writes, every field of them, in the documented order."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## The messages"):readme.index("## Topics, keys")]
+    blocks = re.findall(r"```json\n(.*?)```", section, re.S)
+    assert len(blocks) == 3
+    for block, model in zip(blocks, (Trajectory, Verdict, DeadLetter), strict=True):
+        example = json.loads(block)
+        parsed = model.model_validate(example)
+        assert set(json.loads(parsed.model_dump_json())) == set(example)
+        # and its field table names every field the model has
+        for name in model.model_fields:
+            assert f"`{name}`" in section, f"{model.__name__}.{name} is not explained"
+
+
+def test_the_readme_lists_every_kafka_setting_with_its_default() -> None:
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## Settings"):readme.index("## From Python")]
+    for name, field in KafkaSettings.model_fields.items():
+        assert f"`{name.upper()}" in table, f"{name} is not in the README's settings"
+        if isinstance(field.default, str) and name.endswith(("protocol", "mechanism")):
+            assert f"`{field.default}`" in table

@@ -4,11 +4,13 @@ layer (``replay``) above it, and no module imports itself back through others.""
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from paths import ROOT, TESTS
 
 PACKAGES = ("monitor_gateway", "replay")
@@ -94,3 +96,20 @@ def test_the_service_runs_without_the_benchmark_layers_dependencies() -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "pip install 'monitor-gateway[bench]'" in done.stdout, (
         done.stdout + done.stderr)
+
+
+@pytest.mark.parametrize(("adapter", "framework", "extra"), [
+    ("otel", "opentelemetry.sdk", "otel"),
+    ("openai_agents", "agents", "openai-agents"),
+    ("langchain", "langchain_core", "langchain"),
+])
+def test_an_adapter_without_its_framework_names_the_extra_to_install(
+    adapter: str, framework: str, extra: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in list(sys.modules):  # as if the framework were not installed
+        if name == framework or name.startswith(f"{framework}.") or name.endswith(
+                f"adapters.{adapter}"):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, framework, None)
+    with pytest.raises(ImportError, match=rf"pip install 'monitor-gateway\[{extra}\]'"):
+        importlib.import_module(f"monitor_gateway.adapters.{adapter}")

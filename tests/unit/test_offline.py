@@ -67,10 +67,15 @@ def test_a_decisive_finding_flags_with_grounded_evidence(
     evidence = ground(trajectory, judgement.quotes)
     assert any(e.grounded and quote in e.quote for e in evidence)
     texts = dict(trajectory.texts())
+    spans = []
     for e in evidence:
         if e.grounded:
-            assert e.source is not None and e.start is not None
+            assert e.source is not None and e.start is not None and e.end is not None
             assert texts[e.source][e.start:e.end] == e.quote
+            spans.append((e.source, e.start, e.end))
+    # each quote says something the others do not: no two overlap
+    assert not [(a, b) for a in spans for b in spans
+                if a < b and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]]
 
 
 @pytest.mark.parametrize("trajectory", [
