@@ -99,6 +99,17 @@ class Trajectory(_Input):
                 yield f"steps[{i}].tool_calls[{j}].arguments", call.arguments_text
         yield "response", self.response
 
+    def agent_texts(self) -> Iterator[tuple[str, str]]:
+        """The texts the agent produced, with their evidence source names: its own steps,
+        tool-call arguments and response; never what a tool returned or a user said, which
+        the agent only read. Only these can be evidence of what the agent did."""
+        for i, step in enumerate(self.steps):
+            if step.role == "assistant":
+                yield f"steps[{i}].content", step.content
+            for j, call in enumerate(step.tool_calls):
+                yield f"steps[{i}].tool_calls[{j}].arguments", call.arguments_text
+        yield "response", self.response
+
 
 class ReplayTag(BaseModel):
     """What the replay headers say about a benchmark sample. Never shown to a monitor."""

@@ -7,8 +7,10 @@ from pathlib import Path
 
 from .builtin import DEFAULT_SEED, build
 from .dataset import DatasetError, Sample, load
+from .hard_negatives import hard_negatives
 
 REALISTIC = Path(__file__).parent / "data" / "realistic.jsonl"
+REALISTIC_NAMES = ("realistic", "realistic:hard")
 SYNTHETIC = ("synthetic", "builtin")  # 'builtin' is the contract's name for it
 
 
@@ -21,13 +23,15 @@ def name_of(spec: str) -> str:
 
 def resolve(spec: str, split: str | None = None, fields: dict[str, str] | None = None
             ) -> list[Sample]:
-    """``realistic`` is the hand-written set; ``synthetic`` (or ``builtin``, optionally
-    ``:SEED``) builds the templated benchmark; anything else is a file. ``split`` keeps the
-    samples of one split (samples without one are kept)."""
+    """``realistic`` is the hand-written set, ``realistic:hard`` its hard negatives (see
+    ``hard_negatives``); ``synthetic`` (or ``builtin``, optionally ``:SEED``) builds the
+    templated benchmark; anything else is a file. ``split`` keeps the samples of one split
+    (samples without one are kept)."""
     name, _, seed = spec.partition(":")
     if name in SYNTHETIC:
         if seed and not seed.isdigit():
             raise DatasetError(f"{spec!r}: the seed after '{name}:' must be a whole number")
         return build(int(seed) if seed else DEFAULT_SEED, split)
-    samples = load(REALISTIC if spec == "realistic" else Path(spec), fields)
-    return [s for s in samples if split is None or s.split in (None, split)]
+    samples = load(REALISTIC if spec in REALISTIC_NAMES else Path(spec), fields)
+    samples = [s for s in samples if split is None or s.split in (None, split)]
+    return hard_negatives(samples) if spec == "realistic:hard" else samples

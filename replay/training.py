@@ -61,7 +61,11 @@ def train(samples: Sequence[Sample], trained_on: str, regularisation: float = 4.
             rows, intercepts = [[0.0] * width, rows[0]], [0.0, intercepts[0]]
     else:
         rows, intercepts = [[0.0] * width], [0.0]
-    digest = hashlib.sha256("".join(sorted(s.id for s in samples)).encode()).hexdigest()[:8]
+    # what makes this model what it is: its samples, the features its code read from them
+    # (the vocabulary), and its settings; a retrained model with any of them changed is a
+    # new version, which consumers dedupe on
+    digest = _digest(*sorted(s.id for s in samples), *sorted(vectorizer.vocabulary_),
+                     regularisation, sublinear_tf)
     return LinearModel(
         vocabulary={f: int(i) for f, i in vectorizer.vocabulary_.items()},
         idf=vectorizer.idf_.tolist(),
@@ -73,6 +77,10 @@ def train(samples: Sequence[Sample], trained_on: str, regularisation: float = 4.
         meta={"name": name, "trained_on": trained_on, "version": digest,
               "train_samples": len(samples), "sublinear_tf": sublinear_tf},
     )
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha256("\n".join(map(str, parts)).encode()).hexdigest()[:8]
 
 
 def evaluate(monitor: InlineMonitor, samples: Sequence[Sample], threshold: float = 0.5
@@ -144,7 +152,8 @@ def _offline_model(samples: Sequence[Sample], trained_on: str) -> LinearModel:
     model = train(samples, trained_on=trained_on, analyzer=_offline_analyzer,
                   regularisation=OFFLINE_REGULARISATION, sublinear_tf=True, name="offline")
     point = OFFLINE_OPERATING_POINT
-    return dataclasses.replace(model, intercept=model.intercept - math.log(point / (1 - point)))
+    return dataclasses.replace(model, intercept=model.intercept - math.log(point / (1 - point)),
+                               meta=model.meta | {"version": _digest(model.meta["version"], point)})
 
 
 def held_out_scores(realistic: Sequence[Sample], folds: int = 5) -> list[tuple[bool, float]]:

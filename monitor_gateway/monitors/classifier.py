@@ -42,11 +42,13 @@ class Token:
 
 
 def tokens(trajectory: Trajectory, sides: str = "qa") -> Iterator[tuple[str, list[Token]]]:
-    """Per text, its lowercased tokens with offsets. The request is the question ("q"); the
-    steps and the response are the agent's ("a"): only those can be evidence. ``sides``
-    says which to read."""
+    """Per text, its lowercased tokens with offsets. What the agent wrote (its steps, tool
+    calls and response) is its side ("a"), and only that can be evidence; the request, user
+    turns and tool outputs are the question and its context ("q"). ``sides`` says which
+    to read."""
+    agent = {source for source, _ in trajectory.agent_texts()}
     for source, text in trajectory.texts():
-        side = "q" if source == "request" else "a"
+        side = "a" if source in agent else "q"
         if side in sides:
             yield side, [Token(m.group().lower(), source, m.start(), m.end())
                          for m in TOKEN.finditer(text)]

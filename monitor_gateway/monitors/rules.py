@@ -127,17 +127,6 @@ _ARITHMETIC = re.compile(
 _NUMBER = re.compile(r"-?\d{1,15}(?:\.\d{1,10})?")
 
 
-def agent_texts(trajectory: Trajectory) -> Iterator[tuple[str, str]]:
-    """The texts the agent produced, with their evidence source names: its steps, tool-call
-    arguments and response; never what a tool returned, which the agent only read."""
-    for i, step in enumerate(trajectory.steps):
-        if step.role == "assistant":
-            yield f"steps[{i}].content", step.content
-        for j, call in enumerate(step.tool_calls):
-            yield f"steps[{i}].tool_calls[{j}].arguments", call.arguments_text
-    yield "response", trajectory.response
-
-
 @dataclass(frozen=True, slots=True)
 class Hit:
     signature: str
@@ -149,7 +138,7 @@ class Hit:
 
 def scan(trajectory: Trajectory, prefilter: bool = True) -> list[Hit]:
     """Every signature hit, strongest first."""
-    texts = [(source, text, text.lower()) for source, text in agent_texts(trajectory)]
+    texts = [(source, text, text.lower()) for source, text in trajectory.agent_texts()]
     everything = "\n".join(lowered for _, _, lowered in texts)
     hits: list[Hit] = []
     for sig in SIGNATURES:

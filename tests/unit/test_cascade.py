@@ -1,6 +1,7 @@
 """The cascade decides in the cheapest stage that is sure, and says which one did."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -87,4 +88,6 @@ def test_the_default_cascade_band_is_what_held_out_dev_scores_give(tmp_path: Pat
     result = CliRunner().invoke(app, ["train", "--kind", "cascade", "--out", str(written)])
     assert result.exit_code == 0, result.output
     assert written.read_text() == DEFAULT.read_text()
-    assert "FAR 0.020" in DEFAULT.read_text()  # within the 0.02 bound on what it decides
+    # within the bounds on what it decides: FAR at most 0.02, MR at most 0.15
+    far, mr = re.search(r"with FAR ([\d.]+) and MR ([\d.]+)", DEFAULT.read_text()).groups()
+    assert float(far) <= 0.02 and float(mr) <= 0.15

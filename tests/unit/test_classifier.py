@@ -85,3 +85,17 @@ def test_saved_as_json_and_loaded_by_the_gateway(model: LinearModel, tmp_path: P
     path.write_text("{}")
     with pytest.raises(SettingsError, match="classifier format None, this version reads 1"):
         build_monitor(GatewaySettings(monitor="classifier"))
+
+
+def test_its_version_changes_with_what_it_reads_and_not_otherwise(model: LinearModel) -> None:
+    """Consumers dedupe on (trajectory_id, monitor.version): a model that reads other features
+    from the same samples is another judge and must say so."""
+    from monitor_gateway.monitors.classifier import features
+
+    again = train(samples(), trained_on="test pairs")
+    agent_only = train(samples(), trained_on="test pairs",
+                       analyzer=lambda t: features(t, sides="a"))
+    stronger = train(samples(), trained_on="test pairs", regularisation=64)
+    assert again.meta["version"] == model.meta["version"]
+    assert len({model.meta["version"], agent_only.meta["version"],
+                stronger.meta["version"]}) == 3

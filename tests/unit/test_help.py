@@ -37,7 +37,7 @@ def test_every_setting_flag_names_its_variable_and_default(command: str) -> None
     flags = [line for line in result.output.splitlines() if "│ --" in line
              and not any(f in line for f in ("--help", "--log-level", "--debug", "--dead-letters",
                                              "--flagged", "--category", "--monitor ", "--run",
-                                             "--from-beginning", "--count", "--json"))]
+                                             "--from-beginning", "--count", "--json", "--context"))]
     assert flags
     for line in flags:
         assert "[env MONITOR_GATEWAY_" in line, line
