@@ -9,6 +9,7 @@ code, files written, diffs, messages sent), so each detector reads the kind it u
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterator
@@ -26,6 +27,8 @@ _MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
 _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "run_command"}
 LINE = 240  # the most of a line a quote carries either side of a finding
 _FENCE = re.compile(r"```([\w+-]{0,20})[^\n]{0,80}\n(.{0,200000}?)```", re.S)
+# an answer that is Python without a fence: a definition or an import at a line's start
+_BARE_PYTHON = re.compile(r"^(?:def |class |import |from [\w.]+ import )", re.M)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +96,24 @@ def context(trajectory: Trajectory) -> str:
 
 def _prose(source: str, text: str) -> Iterator[Part]:
     yield Part("say", source, text)
+    fenced = False
     for fence in _FENCE.finditer(text):
+        fenced = True
         language, body = fence.group(1).lower(), fence.group(2)
         kind: Kind = "command" if language in ("bash", "sh", "shell", "console", "zsh") \
             else "sql" if language == "sql" else "diff" if language in ("diff", "patch") \
             else "code"
         yield Part(kind, source, body, base=fence.start(2), path=f".{language}")
+    if not fenced and _BARE_PYTHON.search(text) and _parses(text):
+        yield Part("code", source, text, path=".py")  # code answered without a fence
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> Iterator[Part]:
