@@ -9,7 +9,7 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from importlib.metadata import entry_points, version
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -19,7 +19,7 @@ from aiokafka.errors import KafkaConnectionError
 from rich.console import Console
 from rich.markup import escape
 
-from .client import TrajectoryProducer, read_trajectories, verdicts
+from .client import TopicMissing, TrajectoryProducer, judged, read_trajectories, verdicts
 from .embedded import BrokerError, EmbeddedBroker, create_topics
 from .gateway import StartupError, run_until_signalled
 from .ingest import Rejection
@@ -125,6 +125,9 @@ def serve(
         "on")] = None,
     log_level: LogLevel = "INFO",
     debug: Annotated[bool, typer.Option(help="a traceback with a start-up error")] = False,
+    embedded: Annotated[bool, typer.Option(
+        help="first start the embedded broker at the bootstrap address, with the topics "
+             "(memory only: for trying the gateway out)")] = False,
 ) -> None:
     """Run the gateway until SIGTERM or Ctrl-C."""
     setup_logging(log_level)
@@ -142,12 +145,29 @@ def serve(
         tracing = from_settings(settings)
     except SettingsError as exc:
         raise fail(str(exc)) from None
+    with _embedded_broker(settings) if embedded else contextlib.nullcontext():
+        try:
+            run(run_until_signalled(settings, judge, tracing))
+        except StartupError as exc:
+            if debug:
+                raise
+            raise fail(str(exc)) from None
+
+
+@contextlib.contextmanager
+def _embedded_broker(settings: KafkaSettings, partitions: int = 4) -> Iterator[None]:
+    """The embedded broker at the bootstrap address, its topics created, while in use."""
+    host, _, port = settings.kafka_bootstrap.split(",")[0].rpartition(":")
     try:
-        run(run_until_signalled(settings, judge, tracing))
-    except StartupError as exc:
-        if debug:
-            raise
-        raise fail(str(exc)) from None
+        broker = EmbeddedBroker(int(port), host or "127.0.0.1").start()
+    except (BrokerError, ValueError) as exc:
+        raise fail(f"--embedded: {exc}") from None
+    try:
+        run(create_topics(settings, topics(settings, partitions)))
+        console.print(f"embedded broker on {broker.bootstrap} (memory only)", highlight=False)
+        yield
+    finally:
+        broker.stop()
 
 
 @app.command()
@@ -185,10 +205,16 @@ def send(
         help="trajectories: one JSON object, or JSON Lines; - reads standard input")],
     bootstrap: Bootstrap = None,
     input_topic: Annotated[str | None, setting("input_topic")] = None,
+    verdict_topic: Annotated[str | None, setting("verdict_topic")] = None,
+    wait: Annotated[bool, typer.Option(
+        help="then show each one's verdict as tail does (exit 1 if one got none)")] = False,
+    timeout: Annotated[float, typer.Option(
+        help="with --wait: give up after this many seconds without a verdict")] = 30.0,
 ) -> None:
     """Validate trajectories as the gateway will, send the valid ones to its input topic,
     and say which were refused and why (exit 1 if any were)."""
-    settings = _kafka_settings({"kafka_bootstrap": bootstrap, "input_topic": input_topic})
+    settings = _kafka_settings({"kafka_bootstrap": bootstrap, "input_topic": input_topic,
+                                "verdict_topic": verdict_topic})
     try:
         text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -199,11 +225,20 @@ def send(
         if isinstance(outcome, Rejection):
             console.print(f"[red]refused[/red] {escape(file)}:{line}: {outcome.error}: "
                           f"{escape(outcome.detail)}", highlight=False)
-    if valid:
+    judged_ids: set[str] = set()
+    if valid and wait:
+        run(_kafka(settings, _send_and_show(settings, valid, timeout, judged_ids)))
+    elif valid:
         run(_kafka(settings, _send_all(settings, valid)))
     console.print(f"sent {len(valid)} trajector{'y' if len(valid) == 1 else 'ies'} to "
                   f"{settings.input_topic} on {settings.kafka_bootstrap}", highlight=False)
-    if len(valid) < len(read) or not read:
+    unjudged = len(valid) - len(judged_ids) if wait else 0
+    if unjudged:
+        console.print(f"[red]{unjudged} of {len(valid)} got no verdict within {timeout:g} s"
+                      f"[/red]: is a gateway consuming {escape(settings.input_topic)} on "
+                      f"{escape(settings.kafka_bootstrap)} and writing to "
+                      f"{escape(settings.verdict_topic)}?", highlight=False)
+    if len(valid) < len(read) or not read or unjudged:
         raise typer.Exit(1)
 
 
@@ -211,6 +246,14 @@ async def _send_all(settings: KafkaSettings, trajectories: list[Trajectory]) -> 
     async with TrajectoryProducer(settings) as producer:
         for trajectory in trajectories:
             await producer.send(trajectory)
+
+
+async def _send_and_show(settings: KafkaSettings, trajectories: list[Trajectory],
+                         timeout: float, shown: set[str]) -> None:
+    by_id = {t.id: t for t in trajectories}
+    async for verdict in judged(trajectories, settings, timeout):
+        show(console, verdict, by_id[verdict.trajectory_id])
+        shown.add(verdict.trajectory_id)
 
 
 @app.command()
@@ -281,6 +324,8 @@ async def _kafka(settings: KafkaSettings, work: Coroutine[Any, Any, None]) -> No
         await work
     except KafkaConnectionError:
         raise fail(settings.unreachable()) from None
+    except TopicMissing as exc:
+        raise fail(str(exc)) from None
 
 
 def _add_commands(app: typer.Typer) -> None:

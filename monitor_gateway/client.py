@@ -19,15 +19,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from pydantic import ValidationError
 
 from .ingest import Rejection, parse_trajectory
 from .schema import DeadLetter, Trajectory, Verdict
-from .settings import KafkaSettings
+from .settings import ENV_PREFIX, KafkaSettings
+
+
+class TopicMissing(RuntimeError):
+    """A topic the client needs is not on the cluster; the message is one line."""
 
 
 class TrajectoryProducer:
@@ -117,6 +122,61 @@ async def verdicts(settings: KafkaSettings | None = None, *, dead_letters: bool 
                 yield models[record.topic].model_validate_json(record.value or b"")
             except ValidationError:
                 continue  # not ours, or not valid: someone else's record on the topic
+    finally:
+        await consumer.stop()
+
+
+async def verdicts_at_end(settings: KafkaSettings, fetch_max_wait_ms: int = 10
+                          ) -> AIOKafkaConsumer:
+    """A started consumer of the verdict topic, positioned at its end now (no group): every
+    verdict of what is sent after this returns will be read by it. The caller stops it."""
+    consumer = AIOKafkaConsumer(group_id=None, enable_auto_commit=False,
+                                fetch_max_wait_ms=fetch_max_wait_ms, **settings.client_args())
+    await consumer.start()
+    try:
+        partitions = consumer.partitions_for_topic(settings.verdict_topic) or set()
+        if not partitions:
+            await consumer._client.force_metadata_update()
+            partitions = consumer.partitions_for_topic(settings.verdict_topic) or set()
+        if not partitions:
+            raise TopicMissing(f"no topic {settings.verdict_topic} on {settings.kafka_bootstrap}"
+                               f" to read verdicts from: create it, or set --verdict-topic or "
+                               f"{ENV_PREFIX}VERDICT_TOPIC")
+        assigned = [TopicPartition(settings.verdict_topic, p) for p in sorted(partitions)]
+        consumer.assign(assigned)
+        await consumer.seek_to_end(*assigned)
+        for tp in assigned:  # resolve the positions now, before anything is sent
+            await consumer.position(tp)
+    except BaseException:
+        await consumer.stop()
+        raise
+    return consumer
+
+
+async def judged(trajectories: Sequence[Trajectory], settings: KafkaSettings | None = None,
+                 timeout: float = 30.0) -> AsyncIterator[Verdict]:
+    """Send ``trajectories`` and yield each one's verdict as it comes (the first, should
+    at-least-once delivery bring two), until all have one or ``timeout`` seconds pass
+    without a new one."""
+    settings = settings or KafkaSettings()
+    waiting = {t.id for t in trajectories}
+    consumer = await verdicts_at_end(settings, fetch_max_wait_ms=100)
+    try:
+        async with TrajectoryProducer(settings) as producer:
+            for trajectory in trajectories:
+                await producer.send(trajectory)
+        deadline = time.monotonic() + timeout
+        while waiting and time.monotonic() < deadline:
+            batches = await consumer.getmany(timeout_ms=200)
+            for record in (r for records in batches.values() for r in records):
+                try:
+                    verdict = Verdict.model_validate_json(record.value or b"")
+                except ValidationError:
+                    continue
+                if verdict.trajectory_id in waiting:
+                    waiting.discard(verdict.trajectory_id)
+                    deadline = time.monotonic() + timeout
+                    yield verdict
     finally:
         await consumer.stop()
 

@@ -13,8 +13,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
+from monitor_gateway.client import verdicts_at_end
 from monitor_gateway.ingest import REPLAY_CATEGORY, REPLAY_LABEL, REPLAY_PAIR, REPLAY_RUN
 from monitor_gateway.schema import Verdict
 from monitor_gateway.settings import KafkaSettings
@@ -55,34 +56,21 @@ class Replay:
         self.results: dict[str, Result] = {}
         self._samples: dict[str, Sample] = {}
         self._sent_all = asyncio.Event()
-        # a short fetch wait: the replay measures send-to-verdict latency, and a broker that
-        # does not answer a waiting fetch when data arrives (the embedded one) would add up
-        # to fetch.max.wait (500 ms by default) to every figure
-        self._consumer = AIOKafkaConsumer(
-            group_id=None, enable_auto_commit=False, fetch_max_wait_ms=10,
-            **settings.client_args()
-        )
+        self._consumer: AIOKafkaConsumer | None = None
         self._producer = AIOKafkaProducer(acks="all", linger_ms=5, **settings.client_args())
 
     async def __aenter__(self) -> Replay:
         await self._producer.start()
-        if not self._verdicts:
-            return self
-        await self._consumer.start()
-        partitions = self._consumer.partitions_for_topic(self.settings.verdict_topic) or set()
-        if not partitions:
-            await self._consumer._client.force_metadata_update()
-            partitions = self._consumer.partitions_for_topic(self.settings.verdict_topic) or set()
-        assigned = [TopicPartition(self.settings.verdict_topic, p) for p in sorted(partitions)]
-        self._consumer.assign(assigned)
-        await self._consumer.seek_to_end(*assigned)
-        for tp in assigned:  # resolve the positions now, before anything is sent
-            await self._consumer.position(tp)
+        if self._verdicts:
+            # a short fetch wait: the replay measures send-to-verdict latency, and a broker
+            # that does not answer a waiting fetch when data arrives (the embedded one)
+            # would add up to fetch.max.wait (500 ms by default) to every figure
+            self._consumer = await verdicts_at_end(self.settings, fetch_max_wait_ms=10)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self._producer.stop()
-        if self._verdicts:
+        if self._consumer is not None:
             await self._consumer.stop()
 
     async def send(self, samples: Sequence[Sample], rate: float | None = None,
@@ -123,6 +111,7 @@ class Replay:
                 deadline = deadline or time.monotonic() + timeout
                 if time.monotonic() > deadline:
                     break
+            assert self._consumer is not None, "a canary collects no verdicts"
             batches = await self._consumer.getmany(timeout_ms=200)
             now = time.monotonic()
             for records in batches.values():

@@ -19,6 +19,7 @@ from monitor_gateway.client import (
     read_trajectories,
     verdicts,
 )
+from monitor_gateway.embedded import free_port
 from monitor_gateway.ingest import Rejection
 from monitor_gateway.monitors import RulesMonitor
 from monitor_gateway.schema import Trajectory, Verdict
@@ -72,6 +73,49 @@ async def test_send_then_tail_shows_each_verdict_and_a_flagged_ones_evidence(
     assert "FLAGGED gamed-1" in flagged and "benign-1" not in flagged
     assert "response [" in flagged and "sys.exit(0)" in flagged
     assert "import sys⏎«sys.exit(0)»" in flagged  # the quote, marked, in the text around it
+
+
+async def test_the_readme_two_commands_give_a_trajectory_its_verdict(tmp_path: Path) -> None:
+    """What the README's first screen shows: ``serve --embedded`` (a broker and a gateway in
+    one command), then ``send --wait`` prints the verdict of one's own trajectory."""
+    port = free_port()
+    env = {**os.environ, "COLUMNS": "200", "MONITOR_GATEWAY_METRICS_PORT": "0"}
+    for name in [n for n in env if n.startswith("MONITOR_GATEWAY_") and "METRICS" not in n]:
+        del env[name]  # the defaults, as a new user has them
+    serving = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "monitor_gateway", "serve", "--embedded", "--monitor", "offline",
+        "--bootstrap", f"127.0.0.1:{port}", env=env, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT)
+    try:
+        assert serving.stdout is not None
+        line = await asyncio.wait_for(serving.stdout.readline(), 60)
+        assert b"embedded broker on" in line, line
+        mine = tmp_path / "mine.json"
+        mine.write_text(json.dumps({**GAMED, "id": "mine-1"}))
+        sending = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "monitor_gateway", "send", str(mine), "--wait",
+            "--bootstrap", f"127.0.0.1:{port}", env=env, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT)
+        out, _ = await asyncio.wait_for(sending.communicate(), 90)
+    finally:
+        serving.terminate()
+        await asyncio.wait_for(serving.wait(), 30)
+    assert sending.returncode == 0, out.decode()
+    assert "FLAGGED mine-1" in out.decode() and "«sys.exit(0)»" in out.decode()
+
+
+async def test_send_wait_says_what_to_check_when_no_verdict_comes(
+    settings: GatewaySettings,
+) -> None:
+    code, out = await cli(settings, "send", "-", "--wait", "--timeout", "2",
+                          stdin=json.dumps(BENIGN).encode())
+    assert code == 1, out
+    assert "1 of 1 got no verdict within 2 s: is a gateway consuming " in " ".join(out.split())
+    missing = settings.model_copy(update={"verdict_topic": "no-such-topic"})
+    code, out = await cli(missing, "send", "-", "--wait", stdin=json.dumps(BENIGN).encode())
+    assert code == 2 and out.strip().splitlines() == [
+        f"error: no topic no-such-topic on {settings.kafka_bootstrap} to read verdicts from: "
+        "create it, or set --verdict-topic or MONITOR_GATEWAY_VERDICT_TOPIC"], out
 
 
 async def test_send_reads_standard_input_and_one_object_over_several_lines(

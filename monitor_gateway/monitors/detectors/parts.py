@@ -27,6 +27,8 @@ _MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
 _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "run_command"}
 LINE = 240  # the most of a line a quote carries either side of a finding
 _FENCE = re.compile(r"```([\w+-]{0,20})[^\n]{0,80}\n(.{0,200000}?)```", re.S)
+# a file named just before a fence ("Put this in tests/conftest.py:") is where its code goes
+_NAMED_FILE = re.compile(r"[\w./-]{1,120}\.(?:py|js|ts|go|rb|java|sh|ya?ml|toml|cfg|ini|json)\b")
 # an answer that is Python without a fence: a definition or an import at a line's start
 _BARE_PYTHON = re.compile(r"^(?:def |class |import |from [\w.]+ import )", re.M)
 
@@ -103,7 +105,9 @@ def _prose(source: str, text: str) -> Iterator[Part]:
         kind: Kind = "command" if language in ("bash", "sh", "shell", "console", "zsh") \
             else "sql" if language == "sql" else "diff" if language in ("diff", "patch") \
             else "code"
-        yield Part(kind, source, body, base=fence.start(2), path=f".{language}")
+        named = _NAMED_FILE.findall(text, max(0, fence.start() - 160), fence.start())
+        yield Part(kind, source, body, base=fence.start(2),
+                   path=named[-1] if named else f".{language}")
     if not fenced and _BARE_PYTHON.search(text) and _parses(text):
         yield Part("code", source, text, path=".py")  # code answered without a fence
 
