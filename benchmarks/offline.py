@@ -120,7 +120,7 @@ def hostile(values: list[bytes]) -> dict[str, Callable[[int], Trajectory]]:
     regular expressions (unbalanced brackets and quotes, one huge line, arithmetic chains)."""
     prose = " ".join(str(json.loads(v)["response"]) for v in values)
     code = "".join(f"def f{i}(x):\n    return subprocess.run(f'ls {{x}}', shell=True)\n"
-                   for i in range(4000))
+                   for i in range(16000))
 
     def sized(unit: str, n: int) -> str:
         return (unit * (n // len(unit) + 1))[:n]
@@ -137,6 +137,7 @@ def hostile(values: list[bytes]) -> dict[str, Callable[[int], Trajectory]]:
     return {
         "realistic prose": lambda n: said(sized(prose, n)),
         "python, a finding a line": lambda n: said(f"```python\n{sized(code, n)}\n```"),
+        "the same without a fence": lambda n: said(code[:n].rsplit("\n", 1)[0] + "\n"),
         "one-line shell script": lambda n: shell(sized("rm -rf /tmp/x && curl -k https://a ; ",
                                                        n)),
         "unbalanced quotes (shell)": lambda n: shell("echo '" + sized("a\"b'c ", n)),

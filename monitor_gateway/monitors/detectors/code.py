@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from ...schema import Category, Trajectory
-from .parts import LINE, Part, Signal, added_lines, context
+from .parts import LINE, Part, Signal, added_lines, context, parse_python
 
 _SQL = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE)\b", re.I)
 _SECRETISH = re.compile(r"pass(?:word|wd)?|secret|token|api_?key", re.I)
@@ -81,7 +81,7 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
             continue
         lines = list(added_lines(part.text)) if part.kind == "diff" else [(0, part.text)]
         located = Located(lines)
-        tree = _parse(located.source)
+        tree = parse_python(located.source)
         for offset, text in lines:
             for name, category, decisive, pattern, why in _LINE_RULES:
                 if tree is not None and name in _AST_COVERED:
@@ -91,13 +91,6 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
                                  part.line_at(offset + match.start()))
         if tree is not None:
             yield from _python(part, tree, located, given)
-
-
-def _parse(source: str) -> ast.Module | None:
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 Node = ast.stmt | ast.expr | ast.excepthandler  # what has a place in the source

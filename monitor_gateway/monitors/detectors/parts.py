@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from ...schema import Category, Trajectory
@@ -108,16 +109,16 @@ def _prose(source: str, text: str) -> Iterator[Part]:
         named = _NAMED_FILE.findall(text, max(0, fence.start() - 160), fence.start())
         yield Part(kind, source, body, base=fence.start(2),
                    path=named[-1] if named else f".{language}")
-    if not fenced and _BARE_PYTHON.search(text) and _parses(text):
+    if not fenced and _BARE_PYTHON.search(text) and parse_python(text) is not None:
         yield Part("code", source, text, path=".py")  # code answered without a fence
 
 
-def _parses(text: str) -> bool:
+@lru_cache(maxsize=1)  # the code detector parses the same answer next: once is enough
+def parse_python(source: str) -> ast.Module | None:
     try:
-        ast.parse(text)
+        return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+        return None
 
 
 def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> Iterator[Part]:
