@@ -34,7 +34,7 @@ from .settings import (
     flag,
     load_settings,
 )
-from .tailing import in_context, show
+from .tailing import CONTEXT_WAIT, in_context, show
 from .tracing import from_settings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -290,9 +290,10 @@ def tail(
 
     async def follow() -> None:
         shown = 0
+        reading = context and not as_json  # the trajectories, to show quotes in context
         async for message, trajectory in in_context(verdicts(
-                settings, dead_letters=dead_letters, trajectories=context and not as_json,
-                from_beginning=from_beginning)):
+                settings, dead_letters=dead_letters, trajectories=reading,
+                from_beginning=from_beginning), wait=CONTEXT_WAIT if reading else 0):
             if not wanted(message):
                 continue
             if as_json:

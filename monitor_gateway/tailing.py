@@ -61,11 +61,12 @@ def _flat(text: str) -> str:
     return text.replace("\r", "").replace("\n", "⏎")
 
 
-async def in_context(messages: AsyncIterator[Verdict | DeadLetter | Trajectory]
-                      ) -> AsyncIterator[tuple[Verdict | DeadLetter, Trajectory | None]]:
+async def in_context(messages: AsyncIterator[Verdict | DeadLetter | Trajectory],
+                     wait: float = CONTEXT_WAIT,
+                     ) -> AsyncIterator[tuple[Verdict | DeadLetter, Trajectory | None]]:
     """Verdicts and dead letters in the order they came, each flagged verdict with its
     trajectory when that was read (it may come just after its verdict: a flagged verdict
-    waits for it up to ``CONTEXT_WAIT`` seconds, and those behind it wait their turn)."""
+    waits for it up to ``wait`` seconds, and those behind it wait their turn)."""
     queue: asyncio.Queue[Verdict | DeadLetter | Trajectory] = asyncio.Queue(1000)
 
     async def pump() -> None:
@@ -94,7 +95,7 @@ async def in_context(messages: AsyncIterator[Verdict | DeadLetter | Trajectory]
                 since, first = held[0]
                 if (isinstance(first, Verdict) and first.flagged
                         and first.trajectory_id not in seen
-                        and time.monotonic() - since < CONTEXT_WAIT):
+                        and time.monotonic() - since < wait):
                     break
                 held.popleft()
                 yield first, (seen.get(first.trajectory_id) if isinstance(first, Verdict)
