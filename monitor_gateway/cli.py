@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .client import TopicMissing, TrajectoryProducer, judged, read_trajectories, verdicts
-from .embedded import BrokerError, EmbeddedBroker, create_topics
+from .embedded import BrokerError, EmbeddedBroker, create_topics, port_taken
 from .gateway import StartupError, run_until_signalled
 from .ingest import Rejection
 from .logs import install_repeat_filter
@@ -158,9 +158,14 @@ def serve(
 def _embedded_broker(settings: KafkaSettings, partitions: int = 4) -> Iterator[None]:
     """The embedded broker at the bootstrap address, its topics created, while in use."""
     host, _, port = settings.kafka_bootstrap.split(",")[0].rpartition(":")
+    if not port.isdigit():
+        raise fail(f"--embedded needs --bootstrap as HOST:PORT, got {settings.kafka_bootstrap!r}")
+    if port_taken(host or "127.0.0.1", int(port)):
+        raise fail(f"--embedded: {host}:{port} is in use (a broker already there? then leave "
+                   "out --embedded); set --bootstrap to a free HOST:PORT")
     try:
         broker = EmbeddedBroker(int(port), host or "127.0.0.1").start()
-    except (BrokerError, ValueError) as exc:
+    except BrokerError as exc:
         raise fail(f"--embedded: {exc}") from None
     try:
         run(create_topics(settings, topics(settings, partitions)))

@@ -3,6 +3,8 @@ swallows them."""
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 from typer.testing import CliRunner
 
@@ -57,3 +59,17 @@ def test_a_bad_flag_is_blamed_on_the_flag_and_a_bad_variable_on_the_variable() -
     result = CliRunner().invoke(app, ["serve", "--bootstrap", ""], env={
         "MONITOR_GATEWAY_SECURITY_PROTOCOL": "SASL_SSL"})
     assert "MONITOR_GATEWAY_SASL_PLAIN_USERNAME" in result.output
+
+
+def test_serve_embedded_on_a_taken_address_is_one_line_naming_the_setting() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(app, ["serve", "--embedded", "--bootstrap",
+                                          f"127.0.0.1:{port}", "--metrics-port", "0"],
+                                    env={"COLUMNS": "300"})
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"error: --embedded: 127.0.0.1:{port} is in use (a broker already there? then leave "
+        "out --embedded); set --bootstrap to a free HOST:PORT"]
