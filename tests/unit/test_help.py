@@ -1,5 +1,5 @@
-"""--help as users read it: square brackets in option help are text, not Rich markup that
-swallows them."""
+"""Options as users meet them: --help where square brackets are text, not Rich markup that
+swallows them, and a bad flag value blamed on the flag, in one line."""
 
 from __future__ import annotations
 
