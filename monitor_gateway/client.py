@@ -8,7 +8,8 @@
     async for verdict in verdicts():                       # follows the verdict topic
         print(verdict.trajectory_id, verdict.flagged, verdict.monitor.label)
 
-``SyncTrajectoryProducer`` does the same for code without an event loop. A trajectory is
+``SyncTrajectoryProducer`` does the same for code without an event loop; ``judged(trajectories)``
+sends and yields each one's verdict as it comes (what ``send --wait`` prints). A trajectory is
 validated with the model the gateway uses before it is sent (a refused one
 raises ``pydantic.ValidationError`` here instead of becoming a dead letter there), keyed by
 its id (so its verdict lands on the same partition number), and carries the caller's W3C
