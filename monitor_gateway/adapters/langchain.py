@@ -65,9 +65,12 @@ class TrajectoryCallbackHandler(BaseCallbackHandler):
 
     # --- ends: record what happened; the top-level run's end sends -------------------
 
+    def _run_of(self, run_id: UUID) -> Run | None:
+        return self._runs.get(self._root.get(run_id, run_id))
+
     def on_llm_end(self, response: LLMResult, *, run_id: UUID,
                    parent_run_id: UUID | None = None, **_: Any) -> None:
-        run = self._runs.get(self._root.get(run_id, run_id))
+        run = self._run_of(run_id)
         if run is not None:
             for generations in response.generations[:1]:
                 for generation in generations[:1]:
@@ -80,13 +83,13 @@ class TrajectoryCallbackHandler(BaseCallbackHandler):
 
     def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                     **_: Any) -> None:
-        run = self._runs.get(self._root.get(run_id, run_id))
+        run = self._run_of(run_id)
         if run is not None:
             run.answered(text_of(output.content) if isinstance(output, ToolMessage) else output)
         self._ended(run_id)
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
-        run = self._runs.get(self._root.get(run_id, run_id))
+        run = self._run_of(run_id)
         if run is not None:
             run.answered(f"error: {error}")
         self._ended(run_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import deque
 from collections.abc import Iterator
 
 from ...schema import Category, Trajectory
@@ -291,7 +292,7 @@ def _lookups(function: ast.FunctionDef) -> Iterator[tuple[list[str], ast.expr]]:
     the table's keys as written."""
     params = {a.arg for a in function.args.args}
     tables: dict[str, ast.Dict] = {}
-    for node in ast.walk(function):
+    for node in _own_nodes(function):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and \
                 len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             tables[node.targets[0].id] = node.value
@@ -309,6 +310,19 @@ def _lookups(function: ast.FunctionDef) -> Iterator[tuple[list[str], ast.expr]]:
                 and len(table.keys) >= 2 and all(
                     isinstance(k, ast.Constant) for k in table.keys):
             yield [str(k.value) for k in table.keys if isinstance(k, ast.Constant)], value
+
+
+def _own_nodes(function: ast.FunctionDef) -> Iterator[ast.AST]:
+    """The function's nodes in ``ast.walk``'s order, without those of the functions and
+    classes defined in it: each of those is read on its own, so nothing is read twice
+    (nor, with deep nesting, once per enclosing function)."""
+    todo: deque[ast.AST] = deque(function.body)
+    while todo:
+        node = todo.popleft()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef |
+                          ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
 
 
 def _given(literal: str, given: str) -> bool:
