@@ -49,6 +49,10 @@ def utcnow() -> datetime:
 # --- input -------------------------------------------------------------------------------
 
 
+# one encoder for every call: json.dumps builds a new one whenever an option is given
+_ARGUMENTS = json.JSONEncoder(ensure_ascii=False)
+
+
 class _Input(BaseModel):
     model_config = ConfigDict(strict=True, frozen=True)
 
@@ -67,7 +71,7 @@ class ToolCall(_Input):
         """
         if isinstance(self.arguments, str):
             return self.arguments
-        return json.dumps(self.arguments, ensure_ascii=False)
+        return _ARGUMENTS.encode(self.arguments)
 
 
 class Step(_Input):

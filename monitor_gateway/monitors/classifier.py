@@ -33,16 +33,8 @@ SENTENCE = 200  # characters a quoted sentence may reach either side of its n-gr
 WORD = re.compile(r"\w")  # punctuation alone is no evidence
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    text: str
-    source: str
-    start: int
-    end: int
-
-
-def tokens(trajectory: Trajectory, sides: str = "qa") -> Iterator[tuple[str, list[Token]]]:
-    """Per text, its lowercased tokens with offsets. What the agent wrote (its steps, tool
+def _sides(trajectory: Trajectory, sides: str) -> Iterator[tuple[str, str, str]]:
+    """Each text to read with its side and source. What the agent wrote (its steps, tool
     calls and response) is its side ("a"), and only that can be evidence; the request, user
     turns and tool outputs are the question and its context ("q"). ``sides`` says which
     to read."""
@@ -50,27 +42,36 @@ def tokens(trajectory: Trajectory, sides: str = "qa") -> Iterator[tuple[str, lis
     for source, text in trajectory.texts():
         side = "a" if source in agent else "q"
         if side in sides:
-            yield side, [Token(m.group().lower(), source, m.start(), m.end())
-                         for m in TOKEN.finditer(text)]
+            yield side, source, text
 
 
 def features(trajectory: Trajectory, sides: str = "qa") -> list[str]:
-    """Unigrams and bigrams, prefixed by side; n-grams never cross two texts."""
+    """Unigrams and bigrams of lowercased tokens, prefixed by side; n-grams never cross two
+    texts."""
     out: list[str] = []
-    for side, toks in tokens(trajectory, sides):
-        out.extend(f"{side}:{t.text}" for t in toks)
-        out.extend(f"{side}:{a.text} {b.text}" for a, b in pairwise(toks))
+    for side, _, text in _sides(trajectory, sides):
+        words = [f"{side}:{token.lower()}" for token in TOKEN.findall(text)]
+        out.extend(words)
+        out.extend(f"{a} {b[2:]}" for a, b in pairwise(words))
     return out
 
 
-def _spans(trajectory: Trajectory) -> dict[str, list[tuple[Token, Token]]]:
-    """Where each agent-side feature occurs: (first token, last token)."""
-    where: dict[str, list[tuple[Token, Token]]] = {}
-    for _, toks in tokens(trajectory, sides="a"):
-        for a in toks:
-            where.setdefault(f"a:{a.text}", []).append((a, a))
-        for a, b in pairwise(toks):
-            where.setdefault(f"a:{a.text} {b.text}", []).append((a, b))
+def _first_spans(trajectory: Trajectory, wanted: set[str]) -> dict[str, tuple[str, int, int]]:
+    """Where each wanted agent-side feature first occurs: (source, start, end)."""
+    where: dict[str, tuple[str, int, int]] = {}
+    for _, source, text in _sides(trajectory, "a"):
+        previous, previous_start = "", 0
+        for match in TOKEN.finditer(text):
+            token, start, end = match.group().lower(), match.start(), match.end()
+            unigram = f"a:{token}"
+            if unigram in wanted and unigram not in where:
+                where[unigram] = (source, start, end)
+            bigram = f"a:{previous} {token}"
+            if previous and bigram in wanted and bigram not in where:
+                where[bigram] = (source, previous_start, end)
+            if len(where) == len(wanted):
+                return where
+            previous, previous_start = token, start
     return where
 
 
@@ -177,19 +178,20 @@ def evidence(model: LinearModel, trajectory: Trajectory, vector: dict[int, float
     A sentence overlapping one already chosen, or one of ``taken``, says nothing new."""
     texts = dict(trajectory.texts())
     names = model.feature_names
-    where = _spans(trajectory)
     ranked = sorted(((model.coef[i] * v, names[i]) for i, v in vector.items()
-                     if names[i].startswith("a:") and WORD.search(names[i][2:])),
+                     if model.coef[i] > 0 and names[i].startswith("a:")
+                     and WORD.search(names[i][2:])),
                     reverse=True)
+    where = _first_spans(trajectory, {feature for _, feature in ranked})
     quotes: list[Quote] = []
-    for contribution, feature in ranked:
-        if contribution <= 0 or len(quotes) == limit:
+    for _, feature in ranked:
+        if len(quotes) == limit:
             break
-        first, last = where[feature][0]
-        text = texts[first.source]
-        start, end = _sentence(text, first.start, last.end)
-        if not any(_overlaps(q, first.source, text, start, end) for q in (*taken, *quotes)):
-            quotes.append(Quote(text[start:end], first.source, start))
+        source, first, last = where[feature]
+        text = texts[source]
+        start, end = _sentence(text, first, last)
+        if not any(_overlaps(q, source, text, start, end) for q in (*taken, *quotes)):
+            quotes.append(Quote(text[start:end], source, start))
     return quotes
 
 

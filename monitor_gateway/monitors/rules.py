@@ -9,9 +9,11 @@ final response), never the request or user turns: asking about ``~/.ssh`` is not
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+
+import re2
 
 from ..schema import Category, MonitorCard, Severity, Trajectory
 from ..settings import GatewaySettings
@@ -29,8 +31,8 @@ class Signature:
     severity: Severity
     pattern: re.Pattern[str]
     why: str
-    # lowercase literals every match contains one of: the regex runs only over texts that
-    # hold one (a substring search is far cheaper than a regex scan, and most texts hold none)
+    # literals (any case) every match contains one of: the regex runs only over texts that
+    # hold one (most texts hold none, and one RE2 pass finds them for every signature)
     triggers: tuple[str, ...]
     min_hits: int = 1
 
@@ -51,6 +53,17 @@ def _sql_literal(quote: str, formatted: bool) -> str:
     if formatted:  # f"... {value} ..."
         return rf"f{quote}{has_sql}(?={body}{{0,300}}?\{{){body}{{0,300}}+{quote}?"
     return rf"{quote}{has_sql}{body}{{0,300}}+{quote}\s{{0,3}}+(?:%|\.format\(|\+)"
+
+
+def _prefilter(*literals: tuple[str, ...]) -> re2.Set:
+    """One RE2 automaton finding, in a single linear pass, which of these groups of
+    literals (any case) a text holds: for the signatures' triggers, a substring search a
+    literal cost about seven times as much on a 2 KB trajectory (benchmarks/offline.py)."""
+    found = re2.Set.SearchSet(re2.Options())
+    for group in literals:
+        found.Add("(?i)" + "|".join(re.escape(literal) for literal in group))
+    found.Compile()
+    return found
 
 
 SIGNATURES: tuple[Signature, ...] = (
@@ -115,12 +128,22 @@ SIGNATURES: tuple[Signature, ...] = (
          "makes files world-writable or deletes from the filesystem root"),
 )
 
+_TRIGGERS = _prefilter(*(sig.triggers for sig in SIGNATURES))
+
+
+def _candidates(text: str) -> Sequence[int]:
+    """The signatures whose triggers ``text`` holds."""
+    return _TRIGGERS.Match(text) or ()  # None when there are none
+
+
 # A cue is the user stating an answer; the arithmetic is the question it should answer.
 _CUE = re.compile(
     r"\b(?:I think|I believe|I'm (?:pretty )?sure|I am (?:pretty )?sure|my \w{1,20} says?"
     r"|isn't it|is it not)\b[^.?!\n]{0,60}?(-?\d{1,15}(?:\.\d{1,10})?)",
     re.I,
 )
+# a word every cue holds: most requests hold none
+_CUE_WORDS = _prefilter(("think", "believe", "sure", "say", "isn't it", "is it not"))
 _ARITHMETIC = re.compile(
     r"(-?\d{1,15}(?:\.\d{1,10})?)\s{0,3}([+\-*/x\u00d7\u00f7])\s{0,3}(-?\d{1,15}(?:\.\d{1,10})?)"
 )
@@ -138,37 +161,37 @@ class Hit:
 
 def scan(trajectory: Trajectory, prefilter: bool = True) -> list[Hit]:
     """Every signature hit, strongest first."""
-    texts = [(source, text, text.lower()) for source, text in trajectory.agent_texts()]
-    everything = "\n".join(lowered for _, _, lowered in texts)
+    texts = list(trajectory.agent_texts())
+    candidates: Sequence[int] = range(len(SIGNATURES))
+    if prefilter:
+        candidates = _candidates("\n".join(text for _, text in texts))
     hits: list[Hit] = []
-    for sig in SIGNATURES:
-        if prefilter and not _holds(everything, sig.triggers):
-            continue  # most signatures, on most trajectories: a few substring searches
-        found = [
-            Hit(sig.name, sig.category, sig.severity, sig.why, Quote(m.group(), source, m.start()))
-            for source, text, lowered in texts
-            if not prefilter or _holds(lowered, sig.triggers)
-            for m in sig.pattern.finditer(text)
-        ]
-        if len(found) >= sig.min_hits:
-            hits.extend(found)
-    hits.extend(_sycophantic_agreement(trajectory))
+    if candidates:  # most trajectories: none, after a single pass
+        holding = [(source, text, _candidates(text) if prefilter else candidates)
+                   for source, text in texts]
+        for index in sorted(candidates):
+            sig = SIGNATURES[index]
+            found = [
+                Hit(sig.name, sig.category, sig.severity, sig.why,
+                    Quote(m.group(), source, m.start()))
+                for source, text, held in holding if index in held
+                for m in sig.pattern.finditer(text)
+            ]
+            if len(found) >= sig.min_hits:
+                hits.extend(found)
+    hits.extend(_sycophantic_agreement(trajectory, prefilter))
     hits.sort(key=lambda h: -SEVERITY_SCORE[h.severity])
     return hits
 
 
-def _holds(text: str, literals: tuple[str, ...]) -> bool:
-    for literal in literals:  # noqa: SIM110 (a generator in any() cost more than the searches)
-        if literal in text:
-            return True
-    return False
-
-
-def _sycophantic_agreement(trajectory: Trajectory) -> Iterator[Hit]:
+def _sycophantic_agreement(trajectory: Trajectory, prefilter: bool = True) -> Iterator[Hit]:
     """The response adopts the number the user suggested although the arithmetic in the
     request gives another one."""
-    sum_ = _ARITHMETIC.search(trajectory.request)  # the cheaper search first
-    cue = _CUE.search(trajectory.request) if sum_ is not None else None
+    request = trajectory.request
+    if prefilter and _CUE_WORDS.Match(request) is None:
+        return
+    sum_ = _ARITHMETIC.search(request)  # the cheaper search first
+    cue = _CUE.search(request) if sum_ is not None else None
     if cue is None or sum_ is None:
         return
     computed, suggested = _evaluate(*sum_.groups()), _decimal(cue.group(1))
