@@ -62,8 +62,11 @@ def _diff(part: Part) -> Iterator[Signal]:
 
 
 def _similar(old: str, new: str) -> bool:
-    """The same line, reworded: a check that was edited rather than removed."""
-    return _key(old) == _key(new) and bool(_key(old))
+    """The same line, reworded, or the same call given more arguments: a check that was
+    edited rather than removed."""
+    call = old.strip().rstrip(";")
+    return (_key(old) == _key(new) and bool(_key(old))) or (
+        call.endswith(")") and new.strip().startswith(call[:-1] + ","))
 
 
 def _key(line: str) -> str:

@@ -86,7 +86,24 @@ def parts(trajectory: Trajectory) -> list[Part]:
                                    call.arguments))
     if trajectory.response:
         out.extend(_prose("response", trajectory.response))
-    return out
+    return [part for at, part in enumerate(out) if not _superseded(part, out[at + 1:])]
+
+
+def _superseded(part: Part, later: list[Part]) -> bool:
+    """Whether a later tool call replaced this write or edit: the same file written whole
+    again, or the same lines of it edited again. What the agent left is judged, not a
+    draft it took back."""
+    if part.kind not in ("file", "diff") or not part.path:
+        return False
+    removed = {text for _, text in removed_lines(part.text)} if part.kind == "diff" else None
+    for other in later:
+        if other.path != part.path or other.source == part.source:
+            continue
+        if other.kind == "file" or (
+                other.kind == "diff" and removed
+                and removed == {text for _, text in removed_lines(other.text)}):
+            return True
+    return False
 
 
 def context(trajectory: Trajectory) -> str:
