@@ -62,7 +62,7 @@ class Observer:
         self.metrics.end_to_end_latency.observe(max(0.0, now - produced_at))
 
     def dead_letter_acknowledged(self) -> None:
-        self.metrics.trajectories.labels(outcome="invalid").inc()
+        self.metrics.trajectories.inc("invalid")
 
     def fault(self) -> None:
         self.metrics.internal_errors.inc()

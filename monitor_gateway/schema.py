@@ -34,9 +34,13 @@ DeadLetterError = Literal["invalid_json", "invalid_utf8", "invalid_schema", "too
 
 
 def _iso_millis(value: datetime) -> str:
+    """``2026-11-24T00:32:37.149Z``. Two a verdict: %-formatting takes half the time of
+    ``isoformat`` on a copy without the zone."""
     if value.tzinfo is not UTC:
         value = value.astimezone(UTC)
-    return value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (  # noqa: UP031 (see the docstring)
+        value.year, value.month, value.day, value.hour, value.minute, value.second,
+        value.microsecond // 1000)
 
 
 Timestamp = Annotated[datetime, PlainSerializer(_iso_millis, return_type=str)]
