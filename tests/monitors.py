@@ -60,7 +60,7 @@ class Crashing:
         if "CRASH" in trajectory.request:
             os._exit(1)
         return Judgement(score=0.9 if "BAD" in trajectory.request else 0.1,
-                         rationale=f"judged in process {os.getpid()}")
+                         rationale=f"judged in process {os.getpid()} at niceness {os.nice(0)}")
 
     async def judge(self, trajectory: Trajectory) -> Judgement:
         return self.judge_now(trajectory)

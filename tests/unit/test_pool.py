@@ -10,7 +10,7 @@ from kafka_io import consume, produce, running
 from monitor_gateway.monitors import build_monitor
 from monitor_gateway.monitors.base import InlineMonitor
 from monitor_gateway.monitors.offline import OfflineMonitor
-from monitor_gateway.monitors.pool import PooledMonitor
+from monitor_gateway.monitors.pool import WORKER_NICENESS, PooledMonitor
 from monitor_gateway.monitors.registry import default_workers
 from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings
@@ -54,6 +54,18 @@ async def test_a_dead_worker_is_replaced_and_only_its_call_fails() -> None:
     assert first.score == 0.9 and after.score == 0.1
     assert first.rationale != after.rationale  # a new process judged it
     assert str(os.getpid()) not in (first.rationale or "")
+
+
+async def test_workers_yield_the_cpu_to_the_fetch_loop() -> None:
+    """Judging is throughput work: the workers run at a lower priority than the gateway."""
+    pooled = build_monitor(GatewaySettings(monitor="monitors:crashing", workers=1))
+    assert isinstance(pooled, PooledMonitor)
+    try:
+        judged = await pooled.judge(Trajectory(id="a", request="fine", response="x"))
+    finally:
+        await pooled.aclose()
+    expected = min(19, os.nice(0) + WORKER_NICENESS)
+    assert (judged.rationale or "").endswith(f"at niceness {expected}")
 
 
 async def test_through_the_gateway_a_crashing_trajectory_gets_an_error_verdict(
