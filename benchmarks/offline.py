@@ -7,7 +7,9 @@
      p99 <= 20 ms);
    - time per byte from 2 KiB to 1 MiB, on prose, code, a one-line shell script and hostile
      text (target: linear, so the last column stays near 1).
-2. Throughput through the gateway on the embedded broker, realistic trajectories cycled:
+2. Microseconds a record in this process, without Kafka: the plain loop's work and the
+   gateway's own path, each with no monitor and with the rules (where the time goes).
+3. Throughput through the gateway on the embedded broker, realistic trajectories cycled:
    - MONITOR=rules vs two plain aiokafka consume-and-produce loops (target: >= 0.6), one
      forwarding each record, one parsing it and building a verdict without a monitor; and
      vs the gateway with a monitor that does nothing (what the rules themselves cost);
@@ -31,16 +33,27 @@ from functools import partial
 
 import throughput
 import uvloop
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaProducer, ConsumerRecord
+from prometheus_client import CollectorRegistry
 from throughput import PARTITIONS, InstantMonitor, fresh, gateway, plain_loop, rates
 
+from monitor_gateway.breaker import CircuitBreaker
+from monitor_gateway.calling import Backend
 from monitor_gateway.embedded import EmbeddedBroker, create_topics
+from monitor_gateway.evidence import ground
 from monitor_gateway.gateway import tune_gc
 from monitor_gateway.ingest import parse_trajectory
+from monitor_gateway.limits import Limiter
+from monitor_gateway.metrics import Metrics
 from monitor_gateway.monitors import build_monitor
 from monitor_gateway.monitors.base import InlineMonitor
-from monitor_gateway.schema import Trajectory
+from monitor_gateway.observe import Observer
+from monitor_gateway.pipeline import Pipeline
+from monitor_gateway.policy import Policy
+from monitor_gateway.schema import Trajectory, utcnow
 from monitor_gateway.settings import GatewaySettings
+from monitor_gateway.tracing import from_settings
+from monitor_gateway.verdict import build_verdict
 from replay.sources import resolve
 
 FORWARD = "plain aiokafka loop, forward only"
@@ -103,6 +116,49 @@ def latency(values: list[bytes]) -> None:
         per_byte = [timed(partial(offline.judge_now, make(n))) / n * 1e6 for n in SIZES]
         print(f"  {name:<28}" + "".join(f"{v:>12.2f}" for v in per_byte)
               + f"{per_byte[-1] / per_byte[0]:>14.2f}")
+
+
+def per_record(values: list[bytes], n: int = 20000) -> None:
+    """Microseconds a record in this process, without Kafka, with the gateway's garbage-
+    collector settings: the plain same-work loop's steps (parse, judge, verdict, serialise),
+    and the gateway's own path (its pipeline, and the acknowledgement's metrics), each with
+    a monitor that does nothing and with ``rules``. Steadier than the broker runs, and it
+    says where a record's time goes."""
+    settings = GatewaySettings(metrics_port=0)
+    policy = Policy(settings.threshold, fail_policy=settings.fail_policy)
+    records = [ConsumerRecord(settings.input_topic, 0, i, 0, 0, None, value, None, 0,
+                              len(value), [])
+               for i, value in zip(range(n), cycled(values), strict=False)]
+
+    def same_work(monitor: InlineMonitor) -> None:
+        for record in records:
+            received, started = utcnow(), time.perf_counter()
+            trajectory = parse(record.value)
+            judgement = monitor.judge_now(trajectory)
+            build_verdict(trajectory, judgement, ground(trajectory, judgement.quotes),
+                          card=monitor.card, policy=policy, tag=None, received_at=received,
+                          monitor_seconds=0.0,
+                          gateway_seconds=time.perf_counter() - started).model_dump_json()
+
+    def gateway_path(monitor: InlineMonitor) -> None:
+        pipeline = Pipeline(
+            settings, monitor, policy,
+            Backend(Limiter(settings.concurrency, adaptive=False),
+                    CircuitBreaker(threshold=settings.breaker_failures,
+                                   budget=settings.outage_budget, wait=False)),
+            Observer(Metrics(CollectorRegistry()), from_settings(settings),
+                     monitor.card.backend))
+        for i, record in enumerate(records):
+            outgoing = pipeline.first(pipeline.receive(record, i))
+            assert not isinstance(outgoing, Trajectory) and outgoing.acknowledged is not None
+            outgoing.acknowledged()
+
+    tune_gc()
+    print(f"\nmicroseconds a record without Kafka, {n} realistic trajectories cycled, best of 3:")
+    for name, run in (("plain loop's work", same_work), ("gateway's path", gateway_path)):
+        costs = [timed(partial(run, monitor), 3) / n * 1e6
+                 for monitor in (InstantMonitor(), inline("rules"))]
+        print(f"  {name:<20} no monitor {costs[0]:5.1f}, rules {costs[1]:5.1f}")
 
 
 def parse(value: bytes) -> Trajectory:
@@ -232,6 +288,7 @@ async def gateways(values: list[bytes], n: int, offline_n: int, rounds: int) -> 
 def main(n: int, offline_n: int, rounds: int) -> None:
     values = bodies()
     latency(values)
+    per_record(values)
     uvloop.run(gateways(values, n, offline_n, rounds))
 
 
