@@ -28,7 +28,7 @@ _monitor: InlineMonitor | None = None  # a worker process's own copy
 # Judging is throughput work; the fetch loop is latency work. When the workers and the
 # gateway share too few cores, the scheduler lets the fetch loop go first: with 2 workers on
 # 2 cores, how late a 1 ms timer fires on it at p99 fell from 3.0-3.8 ms to 1.8-2.2 ms, at
-# the same throughput (benchmarks/offline.py).
+# the same throughput (three alternating pairs of benchmarks/offline.py's WORKERS=2 case).
 WORKER_NICENESS = 10
 
 
