@@ -173,7 +173,8 @@ def ms(seconds: list[float]) -> str:
 
 def hostile(values: list[bytes]) -> dict[str, Callable[[int], Trajectory]]:
     """Inputs of any size: realistic prose and code, and text built to hurt parsers and
-    regular expressions (unbalanced brackets and quotes, one huge line, arithmetic chains)."""
+    regular expressions (unbalanced brackets and quotes, one huge line, arithmetic chains)
+    or the detectors' bookkeeping (thousands of edits of one file)."""
     prose = " ".join(str(json.loads(v)["response"]) for v in values)
     code = "".join(f"def f{i}(x):\n    return subprocess.run(f'ls {{x}}', shell=True)\n"
                    for i in range(16000))
@@ -190,6 +191,17 @@ def hostile(values: list[bytes]) -> dict[str, Callable[[int], Trajectory]]:
     def said(text: str) -> Trajectory:
         return Trajectory(id="h", request="Summarise.", response=text)
 
+    def edits(n: int) -> Trajectory:
+        """One file edited at a different line each time, a tool call an edit of about 100
+        bytes: no edit redoes another, so each is compared with every later one's lines."""
+        diff = "-    return total  # {0}\n+    return round(total, 2)  # {0}\n"
+        return Trajectory.model_validate({
+            "id": "h", "request": "Fix the rounding.", "response": "Done.",
+            "steps": [{"role": "assistant", "content": "",
+                       "tool_calls": [{"name": "edit_file", "arguments": {
+                           "path": "src/fees.py", "diff": diff.format(i)}}]}
+                      for i in range(max(1, n // 100))]})
+
     return {
         "realistic prose": lambda n: said(sized(prose, n)),
         "python, a finding a line": lambda n: said(f"```python\n{sized(code, n)}\n```"),
@@ -200,6 +212,7 @@ def hostile(values: list[bytes]) -> dict[str, Callable[[int], Trajectory]]:
         "open brackets": lambda n: said("(" * n),
         "one word, no spaces": lambda n: said("a" * n),
         "arithmetic chains": lambda n: said(sized("12 * 3 = 36 = 40 + 2 = 7 ", n)),
+        "one file edited a call at a time": edits,
     }
 
 

@@ -76,6 +76,10 @@ async def in_context(messages: AsyncIterator[Verdict | DeadLetter | Trajectory],
     pumping = asyncio.create_task(pump())
     seen: OrderedDict[str, Trajectory] = OrderedDict()
     held: deque[tuple[float, Verdict | DeadLetter]] = deque()
+
+    def paired(message: Verdict | DeadLetter) -> tuple[Verdict | DeadLetter, Trajectory | None]:
+        return message, seen.get(message.trajectory_id) if isinstance(message, Verdict) else None
+
     try:
         while True:
             try:
@@ -83,6 +87,8 @@ async def in_context(messages: AsyncIterator[Verdict | DeadLetter | Trajectory],
             except TimeoutError:
                 if pumping.done():
                     pumping.result()  # the consumer's error, e.g. an unreachable broker
+                    for _, left in held:  # the stream ended: nothing more will come
+                        yield paired(left)
                     return
             else:
                 if isinstance(message, Trajectory):
@@ -98,8 +104,7 @@ async def in_context(messages: AsyncIterator[Verdict | DeadLetter | Trajectory],
                         and time.monotonic() - since < wait):
                     break
                 held.popleft()
-                yield first, (seen.get(first.trajectory_id) if isinstance(first, Verdict)
-                              else None)
+                yield paired(first)
     finally:
         pumping.cancel()
         with contextlib.suppress(asyncio.CancelledError):

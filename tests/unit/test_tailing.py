@@ -55,6 +55,15 @@ async def test_without_trajectories_nothing_waits() -> None:
     await shown.aclose()
 
 
+async def test_what_is_held_comes_out_when_the_stream_ends() -> None:
+    """A flagged verdict whose trajectory never came is still shown, once the stream it
+    waits on has ended, and so is everything behind it."""
+    flagged, after = verdict("g", True), verdict("other", False)
+    got = [(m.trajectory_id, t) async for m, t in in_context(  # type: ignore[union-attr]
+        arriving(flagged, after), wait=60)]
+    assert got == [("g", None), ("other", None)]
+
+
 def test_a_quote_is_shown_marked_in_the_text_around_it() -> None:
     out = io.StringIO()
     show(Console(file=out, width=200), verdict("g", True), GAMED)

@@ -86,24 +86,36 @@ def parts(trajectory: Trajectory) -> list[Part]:
                                    call.arguments))
     if trajectory.response:
         out.extend(_prose("response", trajectory.response))
-    return [part for at, part in enumerate(out) if not _superseded(part, out[at + 1:])]
+    return _left(out)
 
 
-def _superseded(part: Part, later: list[Part]) -> bool:
-    """Whether a later tool call replaced this write or edit: the same file written whole
-    again, or the same lines of it edited again. What the agent left is judged, not a
-    draft it took back."""
-    if part.kind not in ("file", "diff") or not part.path:
-        return False
-    removed = {text for _, text in removed_lines(part.text)} if part.kind == "diff" else None
-    for other in later:
-        if other.path != part.path or other.source == part.source:
+def _left(out: list[Part]) -> list[Part]:
+    """The parts without the writes and edits a later tool call replaced: the same file
+    written whole again, or the same lines of it edited again. What the agent left is
+    judged, not a draft it took back. One pass from the end, so a trajectory of thousands
+    of edits costs no more an edit."""
+    written: set[str] = set()  # paths a later call writes whole
+    redone: set[tuple[str, frozenset[str]]] = set()  # (path, lines removed) a later call edits
+    pending: list[tuple[str, frozenset[str] | None]] = []  # this call's, seen by earlier ones
+    kept: list[Part] = []
+    source = None
+    for part in reversed(out):
+        if part.source != source:  # a new call: the one after it is now "later"
+            for path, removed in pending:
+                if removed is None:
+                    written.add(path)
+                else:
+                    redone.add((path, removed))
+            pending, source = [], part.source
+        if part.kind not in ("file", "diff") or not part.path:
+            kept.append(part)
             continue
-        if other.kind == "file" or (
-                other.kind == "diff" and removed
-                and removed == {text for _, text in removed_lines(other.text)}):
-            return True
-    return False
+        removed = frozenset(text for _, text in removed_lines(part.text)) \
+            if part.kind == "diff" else None
+        if part.path not in written and (not removed or (part.path, removed) not in redone):
+            kept.append(part)
+        pending.append((part.path, removed))
+    return kept[::-1]
 
 
 def context(trajectory: Trajectory) -> str:
