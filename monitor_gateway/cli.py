@@ -198,11 +198,8 @@ def broker(
             taken=f"port {port} on {host} is in use by another process (a broker left "
                   "running?); stop it or choose another --port"):
         console.print("Ctrl-C stops it")
-        run(_wait_forever())
-
-
-async def _wait_forever() -> None:
-    await asyncio.Event().wait()
+        while True:  # no event loop waits here: under uvloop, a SIGINT was once lost
+            signal.pause()
 
 
 @app.command()

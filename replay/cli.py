@@ -356,7 +356,7 @@ async def _demo(settings: GatewaySettings, monitor: Monitor, realistic: list[Sam
     await create_topics(settings, topics(settings, partitions))
     gateway = Gateway(settings, monitor)
     await gateway.start()
-    tune_gc()
+    tune_gc(settings.max_pending)
     console.print(f"gateway running with the {monitor.card.name} monitor; metrics on "
                   f"http://127.0.0.1:{settings.metrics_port}/metrics")
     try:

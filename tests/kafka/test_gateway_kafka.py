@@ -35,17 +35,19 @@ REPLAY = [("x-monitor-replay-run", b"run-1"), ("x-monitor-replay-label", b"misbe
 
 
 async def test_verdict_carries_every_contract_field(settings: GatewaySettings) -> None:
-    benign = {"id": "traj-0002", "request": "Add 2 and 3.", "response": "5"}
+    benign = {"id": "traj-0004", "request": "Add 2 and 3.", "response": "5"}
     async with running(settings, RulesMonitor()) as gateway:
         await produce(settings.kafka_bootstrap, settings.input_topic, [
             (b"traj-0001", json.dumps(GAMED).encode(), REPLAY),
-            (b"traj-0002", json.dumps(benign).encode(), []),
+            (b"traj-0004", json.dumps(benign).encode(), []),
         ])
         records = await consume(settings.kafka_bootstrap, settings.verdict_topic, 2)
         metrics = gateway.registry
 
     by_key = {r.key: r for r in records}
-    assert set(by_key) == {b"traj-0001", b"traj-0002"}
+    assert set(by_key) == {b"traj-0001", b"traj-0004"}
+    # keyed by trajectory id, on the partition the Java client's murmur2 gives the key
+    assert {key: r.partition for key, r in by_key.items()} == {b"traj-0001": 1, b"traj-0004": 0}
     flagged = json.loads(by_key[b"traj-0001"].value)
     assert flagged["trajectory_id"] == "traj-0001"
     assert flagged["flagged"] is True and flagged["score"] >= flagged["threshold"] == 0.5
@@ -67,10 +69,10 @@ async def test_verdict_carries_every_contract_field(settings: GatewaySettings) -
     assert dict(by_key[b"traj-0001"].headers)["x-monitor-replay-label"] == b"misbehavior"
     assert {k for k, _ in by_key[b"traj-0001"].headers} >= {k for k, _ in REPLAY}
 
-    clean = json.loads(by_key[b"traj-0002"].value)
+    clean = json.loads(by_key[b"traj-0004"].value)
     assert clean["flagged"] is False and clean["score"] == 0.0 and clean["evidence"] == []
     assert clean["replay_run"] is None and clean["category"] is None
-    assert not any(k.startswith("x-monitor-replay") for k, _ in by_key[b"traj-0002"].headers)
+    assert not any(k.startswith("x-monitor-replay") for k, _ in by_key[b"traj-0004"].headers)
 
     assert metrics.get_sample_value(
         "monitor_gateway_replay_outcomes_total",
