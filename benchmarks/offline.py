@@ -36,12 +36,11 @@ import throughput
 import uvloop
 from aiokafka import AIOKafkaProducer, ConsumerRecord, TopicPartition
 from prometheus_client import CollectorRegistry
-from throughput import PARTITIONS, InstantMonitor, fresh, gateway, plain_loop, rates
+from throughput import PARTITIONS, InstantMonitor, fresh, gateway, plain_loop, rates, verdict_bytes
 
 from monitor_gateway.breaker import CircuitBreaker
 from monitor_gateway.calling import Backend
 from monitor_gateway.embedded import EmbeddedBroker, create_topics
-from monitor_gateway.evidence import ground
 from monitor_gateway.gateway import tune_gc
 from monitor_gateway.ingest import parse_trajectory
 from monitor_gateway.limits import Limiter
@@ -52,10 +51,9 @@ from monitor_gateway.observe import Observer
 from monitor_gateway.offsets import Ticket
 from monitor_gateway.pipeline import Pipeline
 from monitor_gateway.policy import Policy
-from monitor_gateway.schema import Trajectory, utcnow
+from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings
 from monitor_gateway.tracing import from_settings
-from monitor_gateway.verdict import build_verdict
 from replay.sources import resolve
 
 FORWARD = "plain aiokafka loop, forward only"
@@ -138,13 +136,7 @@ def per_record(values: list[bytes], n: int = 20000) -> None:
 
     def same_work(monitor: InlineMonitor) -> None:
         for record in records:
-            received, started = utcnow(), time.perf_counter()
-            trajectory = parse(record.value)
-            judgement = monitor.judge_now(trajectory)
-            build_verdict(trajectory, judgement, ground(trajectory, judgement.quotes),
-                          card=monitor.card, policy=policy, tag=None, received_at=received,
-                          monitor_seconds=0.0,
-                          gateway_seconds=time.perf_counter() - started).model_dump_json()
+            verdict_bytes(record.value, monitor, policy, settings.max_message_bytes)
 
     def gateway_path(monitor: InlineMonitor) -> None:
         pipeline = Pipeline(
@@ -201,7 +193,8 @@ def hostile(values: list[bytes]) -> dict[str, Callable[[int], Trajectory]]:
 
     def edits(n: int) -> Trajectory:
         """One file edited at a different line each time, a tool call an edit of about 100
-        bytes: no edit redoes another, so each is compared with every later one's lines."""
+        bytes, no edit redoing another: quadratic when each edit was compared with every
+        later one."""
         diff = "-    return total  # {0}\n+    return round(total, 2)  # {0}\n"
         return Trajectory.model_validate({
             "id": "h", "request": "Fix the rounding.", "response": "Done.",

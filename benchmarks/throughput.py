@@ -39,6 +39,7 @@ from monitor_gateway.evidence import ground
 from monitor_gateway.gateway import Gateway, tune_gc
 from monitor_gateway.ingest import parse_trajectory
 from monitor_gateway.monitors import Judgement, Monitor
+from monitor_gateway.monitors.base import InlineMonitor
 from monitor_gateway.policy import Policy
 from monitor_gateway.schema import MonitorCard, Trajectory, utcnow
 from monitor_gateway.settings import GatewaySettings
@@ -129,9 +130,25 @@ async def output_stamps(settings: GatewaySettings, n: int, timeout: float = 300)
     return sorted(stamps)
 
 
+def verdict_bytes(value: bytes, monitor: InlineMonitor, policy: Policy, max_bytes: int
+                  ) -> bytes:
+    """The same-work loop's work on a record: validate it, judge it, build and serialise
+    its verdict, with the gateway's own pure functions."""
+    received, started = utcnow(), time.perf_counter()
+    trajectory = parse_trajectory(value, max_bytes)
+    assert isinstance(trajectory, Trajectory)
+    judgement = monitor.judge_now(trajectory)
+    verdict = build_verdict(
+        trajectory, judgement, ground(trajectory, judgement.quotes), card=monitor.card,
+        policy=policy, tag=None, received_at=received, monitor_seconds=0.0,
+        gateway_seconds=time.perf_counter() - started)
+    return verdict.model_dump_json().encode()
+
+
 async def plain_loop(settings: GatewaySettings, n: int, same_work: bool) -> float:
     """A baseline: aiokafka consume, produce each record, commit after each batch."""
     monitor = InstantMonitor()
+    policy = Policy(settings.threshold, fail_policy=settings.fail_policy)
     consumer = AIOKafkaConsumer(settings.input_topic, bootstrap_servers=settings.kafka_bootstrap,
                                 group_id=settings.group_id, enable_auto_commit=False,
                                 auto_offset_reset="earliest")
@@ -145,26 +162,14 @@ async def plain_loop(settings: GatewaySettings, n: int, same_work: bool) -> floa
             batch = await consumer.getmany(timeout_ms=500, max_records=500)
             futures = []
             for record in (r for records in batch.values() for r in records):
-                value = await verdict_for(record.value) if same_work else record.value
+                value = verdict_bytes(record.value, monitor, policy,
+                                      settings.max_message_bytes) if same_work else record.value
                 futures.append(await producer.send(settings.verdict_topic, value,
                                                    key=record.key))
             await asyncio.gather(*futures)
             if futures:
                 await consumer.commit()
             done += len(futures)
-
-    policy = Policy(settings.threshold, fail_policy=settings.fail_policy)
-
-    async def verdict_for(value: bytes) -> bytes:
-        received, started = utcnow(), time.perf_counter()
-        trajectory = parse_trajectory(value, settings.max_message_bytes)
-        assert isinstance(trajectory, Trajectory)
-        judgement = monitor.judge_now(trajectory)
-        verdict = build_verdict(
-            trajectory, judgement, ground(trajectory, judgement.quotes), card=monitor.card,
-            policy=policy, tag=None, received_at=received, monitor_seconds=0.0,
-            gateway_seconds=time.perf_counter() - started)
-        return verdict.model_dump_json().encode()
 
     try:
         worker = asyncio.create_task(loop())

@@ -63,9 +63,9 @@ def _prefilter(*patterns: str) -> re2.Set:
     (benchmarks/offline.py). A prefilter must match wherever its Python pattern does, and
     RE2's ``\s``, ``\w`` and ``\b`` are ASCII where Python's are Unicode: so the prefilters
     bridge gaps with negated classes (``[^:]*``: every character the Python gap may hold,
-    and more), never with ``\s`` or ``\w``, and windows are unbounded (``*``), which keeps
-    the automaton small. ``\b`` next to an ASCII letter is safe: a Python boundary there is
-    an RE2 one."""
+    and more), never with ``\s`` or ``\w``, and only windows of a few characters are
+    bounded (a bounded long window multiplies the automaton's states). ``\b`` next to an
+    ASCII letter is safe: a Python boundary there is an RE2 one."""
     found = re2.Set.SearchSet(re2.Options())
     for pattern in patterns:
         found.Add("(?im)" + pattern)
