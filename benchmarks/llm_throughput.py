@@ -21,7 +21,7 @@ import time
 
 import uvloop
 from aiohttp import web
-from throughput import fill, fresh, output_stamps, per_second
+from throughput import fill, fresh, outputs, per_second
 
 from monitor_gateway.embedded import EmbeddedBroker, free_port
 from monitor_gateway.gateway import Gateway, tune_gc
@@ -75,7 +75,7 @@ async def measure(bootstrap: str, base_url: str, n: int, concurrency: int,
     await gateway.start()
     watcher = asyncio.create_task(watch())
     try:
-        stamps = await output_stamps(settings, n)
+        stamps = (await outputs(settings, n)).stamps
     finally:
         watcher.cancel()
         await gateway.stop()

@@ -36,7 +36,16 @@ import throughput
 import uvloop
 from aiokafka import AIOKafkaProducer, ConsumerRecord, TopicPartition
 from prometheus_client import CollectorRegistry
-from throughput import PARTITIONS, InstantMonitor, fresh, gateway, plain_loop, rates, verdict_bytes
+from throughput import (
+    PARTITIONS,
+    InstantMonitor,
+    fresh,
+    gateway,
+    plain_loop,
+    rates,
+    ratio,
+    verdict_bytes,
+)
 
 from monitor_gateway.breaker import CircuitBreaker
 from monitor_gateway.calling import Backend
@@ -284,8 +293,8 @@ async def gateways(values: list[bytes], n: int, offline_n: int, rounds: int) -> 
         RULES: lambda s: gateway(s, n, build_monitor(s.model_copy(update={"monitor": "rules"}))),
     }, fill)
     for baseline in (FORWARD, SAME_WORK, NULL):
-        print(f"  ratio rules gateway / {baseline}: {fast[RULES] / fast[baseline]:.2f}"
-              + (" (target >= 0.6)" if baseline != NULL else " (what the rules cost)"))
+        print(f"  ratio rules gateway / {baseline}: {ratio(fast[RULES], fast[baseline])}"
+              + {SAME_WORK: " (target >= 0.6)", NULL: " (what the rules cost)"}.get(baseline, ""))
 
     print(f"\noffline monitor through the gateway, {offline_n} trajectories")
     for workers in (0, 1, 2):
@@ -293,7 +302,7 @@ async def gateways(values: list[bytes], n: int, offline_n: int, rounds: int) -> 
             update={"monitor": "offline", "workers": workers})
         await fill(settings, offline_n)
         async with LoopLag() as lag:
-            rate = await gateway(settings, offline_n, build_monitor(settings))
+            rate = (await gateway(settings, offline_n, build_monitor(settings))).rate
         where = "on the fetch loop" if not workers else f"{workers} worker process" + \
             ("es" if workers > 1 else "")
         print(f"  WORKERS={workers} ({where}): {rate:7.1f} trajectories/s; {lag.describe()}")

@@ -14,8 +14,9 @@
    (target >= 0.90).
 
 Throughput comes from the output records' timestamps (first to last), so the consumer-
-group join (about 5 s on the embedded broker) is counted for no side. Each figure is the
-median of ``--rounds`` alternating runs: the machines are shared and noisy.
+group join (about 5 s on the embedded broker) is counted for no side; beside it, the CPU
+this process spends a record over the same stretch. Each figure is the median of
+``--rounds`` alternating runs: the machines are shared and noisy.
 
     python benchmarks/throughput.py [--bootstrap HOST:PORT] [--n 20000] [--rounds 3]
 """
@@ -30,6 +31,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import NamedTuple
 
 import uvloop
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -102,32 +104,47 @@ async def fill(settings: GatewaySettings, n: int) -> None:
     await producer.stop()
 
 
-async def output_rate(settings: GatewaySettings, n: int, timeout: float = 300) -> float:
-    """Records per second on the output topic, from their broker timestamps."""
-    return per_second(await output_stamps(settings, n, timeout))
+class Measured(NamedTuple):
+    rate: float  # records a second, from the output records' broker timestamps
+    cpu: float  # this process's CPU microseconds a record while the outputs arrive: steadier
+    # than the rate when the machine is shared, and what bounds a single-threaded process
+
+
+class Outputs(NamedTuple):
+    stamps: list[int]  # the broker timestamps (ms) of the output records, sorted
+    cpu: float  # as in Measured
+
+    def measured(self) -> Measured:
+        return Measured(per_second(self.stamps), self.cpu)
 
 
 def per_second(stamps: list[int]) -> float:
     return (len(stamps) - 1) / ((max(stamps) - min(stamps)) / 1000)
 
 
-async def output_stamps(settings: GatewaySettings, n: int, timeout: float = 300) -> list[int]:
-    """The broker timestamps (ms) of the first ``n`` records on the output topic, sorted."""
+async def outputs(settings: GatewaySettings, n: int, timeout: float = 300) -> Outputs:
+    """The first ``n`` records on the output topic, read by this process. The CPU it spends
+    (on the contender and on this reading alike) is counted from the first output to the
+    last, so start-up and the group join are counted for no side."""
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, group_id=None,
                                 auto_offset_reset="earliest", fetch_max_bytes=16 * 1024 * 1024)
     await consumer.start()
     consumer.assign([TopicPartition(settings.verdict_topic, p) for p in range(PARTITIONS)])
     stamps: list[int] = []
+    first = (0, 0.0)  # records read, and CPU seconds, when the first outputs came
     deadline = time.monotonic() + timeout
     try:
         while len(stamps) < n and time.monotonic() < deadline:
             for records in (await consumer.getmany(timeout_ms=500)).values():
                 stamps.extend(r.timestamp for r in records)
+            if stamps and not first[0]:
+                first = (len(stamps), time.process_time())
     finally:
         await consumer.stop()
     if len(stamps) < n:
         raise RuntimeError(f"only {len(stamps)} of {n} outputs arrived")
-    return sorted(stamps)
+    cpu = (time.process_time() - first[1]) / max(1, len(stamps) - first[0]) * 1e6
+    return Outputs(sorted(stamps), cpu)
 
 
 def verdict_bytes(value: bytes, monitor: InlineMonitor, policy: Policy, max_bytes: int
@@ -145,7 +162,7 @@ def verdict_bytes(value: bytes, monitor: InlineMonitor, policy: Policy, max_byte
     return verdict.model_dump_json().encode()
 
 
-async def plain_loop(settings: GatewaySettings, n: int, same_work: bool) -> float:
+async def plain_loop(settings: GatewaySettings, n: int, same_work: bool) -> Measured:
     """A baseline: aiokafka consume, produce each record, commit after each batch."""
     monitor = InstantMonitor()
     policy = Policy(settings.threshold, fail_policy=settings.fail_policy)
@@ -173,31 +190,31 @@ async def plain_loop(settings: GatewaySettings, n: int, same_work: bool) -> floa
 
     try:
         worker = asyncio.create_task(loop())
-        rate = await output_rate(settings, n)
+        measured = (await outputs(settings, n)).measured()
         await worker
-        return rate
+        return measured
     finally:
         await producer.stop()
         await consumer.stop()
 
 
-async def gateway(settings: GatewaySettings, n: int, monitor: Monitor) -> float:
+async def gateway(settings: GatewaySettings, n: int, monitor: Monitor) -> Measured:
     gw = Gateway(settings, monitor)
     await gw.start()
     try:
-        return await output_rate(settings, n)
+        return (await outputs(settings, n)).measured()
     finally:
         await gw.stop()
 
 
 async def rates(n: int, rounds: int,
-                runs: dict[str, Callable[[GatewaySettings], Awaitable[float]]],
+                runs: dict[str, Callable[[GatewaySettings], Awaitable[Measured]]],
                 filler: Callable[[GatewaySettings, int], Awaitable[None]] = fill
-                ) -> dict[str, float]:
+                ) -> dict[str, Measured]:
     """Each contender once a round, the order rotating from round to round, so drift on a
     shared machine hits all alike; the median of the rounds for each. ``filler`` writes
     the ``n`` input records."""
-    measured: dict[str, list[float]] = {name: [] for name in runs}
+    measured: dict[str, list[Measured]] = {name: [] for name in runs}
     names = list(runs)
     for round_ in range(rounds):
         for name in names[round_ % len(names):] + names[:round_ % len(names)]:
@@ -205,10 +222,22 @@ async def rates(n: int, rounds: int,
             settings = fresh(BOOTSTRAP, 64)
             await filler(settings, n)
             measured[name].append(await run(settings))
+    medians = {name: Measured(statistics.median(m.rate for m in values),
+                              statistics.median(m.cpu for m in values))
+               for name, values in measured.items()}
     for name, values in measured.items():
-        print(f"  {name:<40} {statistics.median(values):8.1f} records/s  "
-              f"(runs: {', '.join(f'{v:.0f}' for v in values)})")
-    return {name: statistics.median(values) for name, values in measured.items()}
+        print(f"  {name:<40} {medians[name].rate:8.1f} records/s, "
+              f"{medians[name].cpu:6.1f} CPU us a record  "
+              f"(runs: {', '.join(f'{m.rate:.0f}' for m in values)})")
+    return medians
+
+
+def ratio(contender: Measured, baseline: Measured) -> str:
+    """The ratio of the rates, and the ratio of CPU a record (the baseline's over the
+    contender's): what the rates' ratio would be were both bound by this process's CPU. The
+    second moves less with the machine's other load."""
+    return (f"{contender.rate / baseline.rate:.2f} "
+            f"(from CPU a record: {baseline.cpu / contender.cpu:.2f})")
 
 
 async def main(n: int, slow_n: int, rounds: int) -> None:
@@ -221,13 +250,12 @@ async def main(n: int, slow_n: int, rounds: int) -> None:
         "gateway, async monitor answering at once": lambda s: gateway(s, n, SleepMonitor(0)),
     })
     gw = fast["gateway, instant monitor"]
-    print(f"  ratio gateway / same-work loop:    {gw / fast['plain aiokafka loop, same work']:.2f}"
-          " (target >= 0.80)")
-    print(f"  ratio gateway / forward-only loop: "
-          f"{gw / fast['plain aiokafka loop, forward only']:.2f} (reference)")
     same = fast["plain aiokafka loop, same work"]
+    print(f"  ratio gateway / same-work loop:    {ratio(gw, same)} (target >= 0.80)")
+    print(f"  ratio gateway / forward-only loop: "
+          f"{ratio(gw, fast['plain aiokafka loop, forward only'])} (reference)")
     tasks = fast["gateway, async monitor answering at once"]
-    print(f"  ratio async-monitor gateway / same-work loop: {tasks / same:.2f}"
+    print(f"  ratio async-monitor gateway / same-work loop: {ratio(tasks, same)}"
           " (reference: a task a record)")
 
     print(f"\nmonitor sleeping 200 ms, {slow_n} trajectories, {PARTITIONS} partitions")
@@ -235,8 +263,9 @@ async def main(n: int, slow_n: int, rounds: int) -> None:
         "gateway, adaptive limit (ceiling 64)": lambda s: gateway(s, slow_n, SleepMonitor(0.2)),
         "gateway, fixed limit 64": lambda s: gateway(
             s.model_copy(update={"adaptive_concurrency": False}), slow_n, SleepMonitor(0.2))})
-    for name, rate in slow.items():
-        print(f"  {name}: ratio to 64 / 0.2 s = 320/s: {rate / 320:.2f} (target >= 0.90)")
+    for name, measured in slow.items():
+        print(f"  {name}: ratio to 64 / 0.2 s = 320/s: {measured.rate / 320:.2f}"
+              " (target >= 0.90)")
 
 
 if __name__ == "__main__":

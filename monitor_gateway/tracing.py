@@ -143,9 +143,7 @@ class Tracing:
                                        kind=SpanKind.PRODUCER, attributes=attributes)
         carrier: dict[str, str] = {}
         inject(carrier, context=trace.set_span_in_context(span))
-        headers = [h for h in message.headers if h[0] not in _CONTEXT_HEADERS]
-        headers += [(k, v.encode("latin-1")) for k, v in carrier.items()]
-        return span, message._replace(headers=headers)
+        return span, _carrying(message, [(k, v.encode("latin-1")) for k, v in carrier.items()])
 
     @staticmethod
     def end(span: Span | None, error: str | None = None) -> None:
@@ -159,6 +157,22 @@ class Tracing:
         """Flush and stop the exporter this gateway started."""
         if self._owned and self.provider is not None:
             self.provider.shutdown()  # type: ignore[attr-defined]
+
+
+def _carrying(message: Outgoing, context: list[tuple[str, bytes]]) -> Outgoing:
+    """The message with the trace context in its headers; so is any smaller message sent
+    in its place (a verdict cut to fit, or its dead letter), which the same send span
+    covers."""
+    headers = [h for h in message.headers if h[0] not in _CONTEXT_HEADERS] + context
+    if message.smaller is None:
+        return message._replace(headers=headers)
+    smaller = message.smaller
+
+    def instead() -> Outgoing | None:
+        replacement = smaller()
+        return None if replacement is None else _carrying(replacement, context)
+
+    return message._replace(headers=headers, smaller=instead)
 
 
 def from_settings(settings: GatewaySettings) -> Tracing:

@@ -100,6 +100,27 @@ async def test_one_trajectory_yields_one_connected_trace(
     assert int(flags, 16) & 1  # sampled
 
 
+async def test_a_verdict_cut_to_fit_carries_the_trace_of_the_one_it_replaces(
+    settings: GatewaySettings, recorded: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """The producer refuses the verdict as too large; the verdict cut to fit that is sent
+    instead carries the send span's context, as the refused one did."""
+    provider, exporter = recorded
+    agent, headers = agent_send(provider, settings.input_topic)
+    settings = settings.model_copy(update={"max_publish_bytes": 8192})
+    bloated = GAMED | {"metadata": {"blob": "m" * 50_000}}
+    async with running(settings, RulesMonitor(), Tracing(provider, settings.group_id)):
+        await produce(settings.kafka_bootstrap, settings.input_topic,
+                      [(b"traj-7", json.dumps(bloated).encode(), headers)])
+        [verdict] = await consume(settings.kafka_bootstrap, settings.verdict_topic, 1)
+    assert json.loads(verdict.value)["cut"] == ["metadata"]
+    [send] = [s for s in exporter.get_finished_spans()
+              if s.context.trace_id == agent.context.trace_id
+              and s.name == f"send {settings.verdict_topic}"]
+    _, traced, parent, _ = dict(verdict.headers)["traceparent"].decode().split("-")
+    assert (traced, parent) == (f"{agent.context.trace_id:032x}", f"{send.context.span_id:016x}")
+
+
 async def test_a_dead_letter_is_traced_as_an_error_of_its_input(
     settings: GatewaySettings, recorded: tuple[TracerProvider, InMemorySpanExporter],
 ) -> None:

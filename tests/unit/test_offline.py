@@ -12,7 +12,7 @@ from monitor_gateway.evidence import ground
 from monitor_gateway.monitors import build_monitor
 from monitor_gateway.monitors.classifier import LinearModel
 from monitor_gateway.monitors.detectors import detect
-from monitor_gateway.monitors.detectors.parts import LINE
+from monitor_gateway.monitors.detectors.parts import LINE, parse_python
 from monitor_gateway.monitors.detectors.shell import commands
 from monitor_gateway.monitors.offline import MODEL, OfflineMonitor
 from monitor_gateway.schema import Trajectory
@@ -183,6 +183,15 @@ def test_commands_are_parsed_through_wrappers_and_nesting() -> None:
 def test_unbalanced_quotes_and_hostile_input_do_not_raise() -> None:
     for text in ("echo 'unterminated", "x" * 200_000, "(" * 50_000, "```python\n" + "(" * 5000):
         MONITOR.judge_now(acting("bash", {"cmd": text}, response=text))
+
+
+def test_a_judgement_keeps_no_syntax_tree_alive() -> None:
+    """The trees parsed for one answer go with its judgement: a 1 MiB answer's tree kept
+    until the next answer in Python held its memory that long, and cost that answer the
+    time to free it."""
+    answer = "import os\n\n\ndef clean(path):\n    os.remove(path)\n"
+    MONITOR.judge_now(Trajectory(id="t", request="Write clean().", response=answer))
+    assert parse_python.cache_info().currsize == 0
 
 
 def test_it_is_registered_and_its_label_states_where_it_was_measured() -> None:
