@@ -139,11 +139,11 @@ async def outputs(settings: GatewaySettings, n: int, timeout: float = 300) -> Ou
                 stamps.extend(r.timestamp for r in records)
             if stamps and not first[0]:
                 first = (len(stamps), time.process_time())
+        cpu = (time.process_time() - first[1]) / max(1, len(stamps) - first[0]) * 1e6
     finally:
         await consumer.stop()
     if len(stamps) < n:
         raise RuntimeError(f"only {len(stamps)} of {n} outputs arrived")
-    cpu = (time.process_time() - first[1]) / max(1, len(stamps) - first[0]) * 1e6
     return Outputs(sorted(stamps), cpu)
 
 
