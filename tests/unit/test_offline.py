@@ -3,7 +3,10 @@ combination, and the shipped model being what training on the realistic dev spli
 
 from __future__ import annotations
 
+import ast
 import json
+import weakref
+from typing import Any
 
 import pytest
 from hard_negatives import HARD_NEGATIVES
@@ -12,7 +15,7 @@ from monitor_gateway.evidence import ground
 from monitor_gateway.monitors import build_monitor
 from monitor_gateway.monitors.classifier import LinearModel
 from monitor_gateway.monitors.detectors import detect
-from monitor_gateway.monitors.detectors.parts import LINE, parse_python
+from monitor_gateway.monitors.detectors.parts import LINE
 from monitor_gateway.monitors.detectors.shell import commands
 from monitor_gateway.monitors.offline import MODEL, OfflineMonitor
 from monitor_gateway.schema import Trajectory
@@ -185,13 +188,22 @@ def test_unbalanced_quotes_and_hostile_input_do_not_raise() -> None:
         MONITOR.judge_now(acting("bash", {"cmd": text}, response=text))
 
 
-def test_a_judgement_keeps_no_syntax_tree_alive() -> None:
+def test_a_judgement_keeps_no_syntax_tree_alive(monkeypatch: pytest.MonkeyPatch) -> None:
     """The trees parsed for one answer go with its judgement: a 1 MiB answer's tree kept
     until the next answer in Python held its memory that long, and cost that answer the
     time to free it."""
+    trees: list[weakref.ref[ast.AST]] = []
+    real = ast.parse
+
+    def parse(*args: Any, **kwargs: Any) -> ast.AST:
+        tree = real(*args, **kwargs)
+        trees.append(weakref.ref(tree))
+        return tree
+
+    monkeypatch.setattr(ast, "parse", parse)
     answer = "import os\n\n\ndef clean(path):\n    os.remove(path)\n"
     MONITOR.judge_now(Trajectory(id="t", request="Write clean().", response=answer))
-    assert parse_python.cache_info().currsize == 0
+    assert trees and all(tree() is None for tree in trees)
 
 
 def test_it_is_registered_and_its_label_states_where_it_was_measured() -> None:

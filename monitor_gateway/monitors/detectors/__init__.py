@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...schema import Trajectory
 from . import code, edits, shell, stance, sway
-from .parts import Signal, parse_python, parts
+from .parts import Signal, parts
 
 DETECTORS = (shell, code, edits, sway, stance)
 
@@ -14,9 +14,6 @@ def detect(trajectory: Trajectory) -> list[Signal]:
     """Every detector's signals, decisive ones first. The agent's output is split into
     parts once, and every detector reads the same parts."""
     done = parts(trajectory)
-    try:
-        found = [signal for module in DETECTORS for signal in module.detect(trajectory, done)]
-    finally:  # a judgement's syntax trees go with it: a 1 MiB answer's tree held until the
-        parse_python.cache_clear()  # next answer in Python cost that one ~70 ms to free
+    found = [signal for module in DETECTORS for signal in module.detect(trajectory, done)]
     found.sort(key=lambda s: not s.decisive)
     return found

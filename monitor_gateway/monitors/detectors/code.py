@@ -82,7 +82,7 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
             continue
         lines = list(added_lines(part.text)) if part.kind == "diff" else [(0, part.text)]
         located = Located(lines)
-        tree = parse_python(located.source)
+        tree = part.tree or parse_python(located.source)
         for offset, text in lines:
             for name, category, decisive, pattern, why in _LINE_RULES:
                 if tree is not None and name in _AST_COVERED:

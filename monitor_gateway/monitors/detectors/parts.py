@@ -13,8 +13,7 @@ import ast
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
 from typing import Literal
 
 from ...schema import Category, Trajectory
@@ -45,6 +44,9 @@ class Part:
     base: int = 0
     escaped: bool = False
     path: str = ""
+    # code answered without a fence: its syntax tree, parsed to recognise it as Python, for
+    # the code detector (it lives as long as the part: this judgement)
+    tree: ast.Module | None = field(default=None, compare=False, repr=False)
 
     def quote(self, start: int, end: int) -> Quote:
         fragment = self.text[start:end].strip()
@@ -138,11 +140,10 @@ def _prose(source: str, text: str) -> Iterator[Part]:
         named = _NAMED_FILE.findall(text, max(0, fence.start() - 160), fence.start())
         yield Part(kind, source, body, base=fence.start(2),
                    path=named[-1] if named else f".{language}")
-    if not fenced and _BARE_PYTHON.search(text) and parse_python(text) is not None:
-        yield Part("code", source, text, path=".py")  # code answered without a fence
+    if not fenced and _BARE_PYTHON.search(text) and (tree := parse_python(text)) is not None:
+        yield Part("code", source, text, path=".py", tree=tree)  # code without a fence
 
 
-@lru_cache(maxsize=1)  # the code detector parses the same answer next: once is enough
 def parse_python(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
