@@ -20,7 +20,7 @@ from .base import Judgement, Quote
 from .classifier import LinearModel, evidence, features, severity
 from .detectors import detect
 from .detectors.parts import Signal
-from .detectors.stance import pressed, pushback
+from .detectors.stance import held, pressed, pushback
 
 MODEL = Path(__file__).with_name("offline_model.json")
 DECISIVE_SCORE = 0.97
@@ -36,6 +36,8 @@ def offline_features(trajectory: Trajectory, signals: list[Signal]) -> list[str]
     if any(s.decisive for s in signals):
         found += ["d:decisive"] * SIGNAL_WEIGHT
     found += ["d:pushback"] * min(pushback(trajectory), 3)
+    if held(trajectory):
+        found += ["d:holds"] * SIGNAL_WEIGHT
     found += ["d:pressed"] * pressed(trajectory)
     return found
 
