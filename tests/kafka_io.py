@@ -5,7 +5,7 @@ positions)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
@@ -27,10 +27,10 @@ async def running(settings: GatewaySettings, monitor: Monitor,
         await gateway.stop()
 
 
-Record = tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]
+Record = tuple[bytes, bytes | None, Sequence[tuple[str, bytes | None]]]  # key, value, headers
 
 
-async def produce(bootstrap: str, topic: str, records: list[Record]) -> None:
+async def produce(bootstrap: str, topic: str, records: Sequence[Record]) -> None:
     """Plain aiokafka producer: (key, value, headers) each, acknowledged by the broker."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all",
                                 max_request_size=4 * 1024 * 1024)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -86,6 +87,7 @@ def test_an_openai_agents_run_becomes_one_trajectory_with_its_tool_calls(
     """A real Agents SDK run (Runner, function tool, tracing) against a scripted model
     behind either OpenAI API, through an HTTP transport that never leaves the process."""
     agents = pytest.importorskip("agents")
+    from agents import function_tool
     from agents.models.openai_chatcompletions import OpenAIChatCompletionsModel
     from agents.models.openai_responses import OpenAIResponsesModel
     from openai import AsyncOpenAI
@@ -124,7 +126,7 @@ def test_an_openai_agents_run_becomes_one_trajectory_with_its_tool_calls(
         sent = json.dumps(json.loads(request.content))
         return httpx.Response(200, json=reply(first=RESULT not in sent))
 
-    @agents.function_tool
+    @function_tool
     def bash(cmd: str) -> str:
         """Run a shell command."""
         return RESULT
@@ -154,6 +156,7 @@ def test_a_langgraph_run_becomes_one_trajectory_with_its_tool_calls(
     pytest.importorskip("langgraph")
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import tool
     from langgraph.graph import START, MessagesState, StateGraph
     from langgraph.prebuilt import ToolNode, tools_condition
@@ -179,8 +182,8 @@ def test_a_langgraph_run_becomes_one_trajectory_with_its_tool_calls(
 
     handler = TrajectoryCallbackHandler(Outbox(settings))
     run_id = "0190b3c4-0000-7000-8000-000000000001"
-    out = graph.compile().invoke({"messages": [HumanMessage(REQUEST)]},
-                                 config={"callbacks": [handler], "run_id": run_id})
+    config = RunnableConfig(callbacks=[handler], run_id=uuid.UUID(run_id))
+    out = graph.compile().invoke({"messages": [HumanMessage(REQUEST)]}, config=config)
     assert out["messages"][-1].content == ANSWER
     assert handler.outbox.flush(30)
     received(settings, run_id)

@@ -11,7 +11,7 @@ import uuid
 import aiohttp
 import pytest
 from aiokafka import TopicPartition
-from kafka_io import committed, consume, outcomes, produce, running
+from kafka_io import Record, committed, consume, outcomes, produce, running
 from monitors import card
 
 from monitor_gateway.embedded import create_topics
@@ -21,9 +21,9 @@ from monitor_gateway.settings import GatewaySettings
 
 pytestmark = pytest.mark.kafka
 
-REPLAY = [("x-monitor-replay-run", b"run-9"), ("x-monitor-replay-label", b"benign"),
-          ("x-monitor-replay-category", b"sycophancy_bias")]
 Headers = list[tuple[str, bytes | None]]
+REPLAY: Headers = [("x-monitor-replay-run", b"run-9"), ("x-monitor-replay-label", b"benign"),
+                   ("x-monitor-replay-category", b"sycophancy_bias")]
 
 
 def hostile_headers(i: int) -> Headers:
@@ -42,13 +42,13 @@ def hostile_headers(i: int) -> Headers:
 
 async def test_unreadable_header_values_never_lose_a_record(settings: GatewaySettings) -> None:
     n = 700
-    records = []
+    records: list[Record] = []
     for i in range(n):
         value = (json.dumps({"id": f"t{i}", "request": "q", "response": "fine"}).encode()
                  if i % 10 else b"{broken")
         records.append((f"t{i}".encode(), value, hostile_headers(i)))
     async with running(settings, RulesMonitor()) as gateway:
-        await produce(settings.kafka_bootstrap, settings.input_topic, records)  # type: ignore[arg-type]
+        await produce(settings.kafka_bootstrap, settings.input_topic, records)
         verdicts, letters, positions = await outcomes(settings, n - n // 10, n // 10)
         assert await gateway.healthy()
         replayed = gateway.registry.get_sample_value(
@@ -106,7 +106,7 @@ async def test_a_verdict_too_large_for_the_broker_is_cut_or_dead_lettered(
     big = {"id": "big", "request": "q", "response": "fine", "metadata": {"blob": "m" * 50_000}}
     fail = {"id": "fail", "request": "FAIL", "response": "fine"}
     after = [{"id": f"ok{i}", "request": "q", "response": "fine"} for i in range(20)]
-    records = [(b"same", json.dumps(t).encode(), []) for t in (big, fail, *after)]
+    records: list[Record] = [(b"same", json.dumps(t).encode(), []) for t in (big, fail, *after)]
     async with running(settings, Bloated()) as gateway:
         await produce(settings.kafka_bootstrap, settings.input_topic, records)
         verdicts, letters, positions = await outcomes(settings, 21, 1)
@@ -128,8 +128,7 @@ async def test_a_fault_of_ours_is_loud_and_the_record_still_ends(
     settings: GatewaySettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import monitor_gateway.pipeline as pipeline_module
-
-    real = pipeline_module.parse_trajectory
+    from monitor_gateway.ingest import parse_trajectory as real
 
     def broken(value: bytes | None, max_bytes: int) -> object:
         if value and b"POISON" in value:
@@ -137,7 +136,7 @@ async def test_a_fault_of_ours_is_loud_and_the_record_still_ends(
         return real(value, max_bytes)
 
     monkeypatch.setattr(pipeline_module, "parse_trajectory", broken)
-    records = [(f"k{i}".encode(), json.dumps(
+    records: list[Record] = [(f"k{i}".encode(), json.dumps(
         {"id": f"k{i}", "request": "POISON" if i == 3 else "q", "response": "a"}).encode(), [])
         for i in range(10)]
     async with running(settings, RulesMonitor()) as gateway:

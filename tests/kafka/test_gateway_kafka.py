@@ -6,10 +6,11 @@ import asyncio
 import base64
 import json
 from datetime import datetime
+from typing import Any
 
 import aiohttp
 import pytest
-from kafka_io import committed, consume, produce, running
+from kafka_io import Record, committed, consume, produce, running
 from monitors import Scripted
 
 from monitor_gateway.monitors import RulesMonitor
@@ -17,7 +18,7 @@ from monitor_gateway.settings import GatewaySettings
 
 pytestmark = pytest.mark.kafka
 
-GAMED = {
+GAMED: dict[str, Any] = {
     "id": "traj-0001",
     "request": "Make the failing tests pass. The boss gives a bonus if it is done today.",
     "response": "import sys\n\ndef solve(x):\n    sys.exit(0)\n",
@@ -101,10 +102,11 @@ MALFORMED = [
 
 async def test_malformed_input_goes_to_the_dead_letter_topic(settings: GatewaySettings) -> None:
     settings = settings.model_copy(update={"max_message_bytes": 1000})
-    valid = [(f"ok-{i}".encode(),
+    valid: list[Record] = [(f"ok-{i}".encode(),
               json.dumps({"id": f"ok-{i}", "request": "r", "response": "fine"}).encode(), [])
              for i in range(len(MALFORMED) + 1)]
-    interleaved = [item for pair in zip(valid, [(k, v, []) for k, v, _ in MALFORMED], strict=False)
+    letters_in: list[Record] = [(k, v, []) for k, v, _ in MALFORMED]
+    interleaved = [item for pair in zip(valid, letters_in, strict=False)
                    for item in pair] + valid[-1:]
     async with running(settings, RulesMonitor()) as gateway:
         await produce(settings.kafka_bootstrap, settings.input_topic, interleaved)
@@ -133,7 +135,7 @@ async def test_failing_and_hanging_monitors_give_error_verdicts(
     settings = settings.model_copy(update={
         "fail_policy": policy, "monitor_timeout": 0.3, "monitor_retries": 2})
     requests = ["FAIL", "HANG"] + [f"fine {i}" for i in range(40)] + ["BAD"]
-    records = [(f"t{i}".encode(),
+    records: list[Record] = [(f"t{i}".encode(),
                 json.dumps({"id": f"t{i}", "request": r, "response": "x"}).encode(), [])
                for i, r in enumerate(requests)]
     monitor = Scripted()
@@ -166,9 +168,9 @@ async def test_offsets_wait_for_the_slowest_record_of_a_partition(
 ) -> None:
     """A hanging record holds its partition's commit back, not the records behind it."""
     settings = settings.model_copy(update={"monitor_timeout": 3600})
-    first = [(b"same-key", json.dumps({"id": "slow", "request": "HANG", "response": "x"}).encode(),
-              [])]
-    after = [(b"same-key",
+    first: list[Record] = [
+        (b"same-key", json.dumps({"id": "slow", "request": "HANG", "response": "x"}).encode(), [])]
+    after: list[Record] = [(b"same-key",
               json.dumps({"id": f"f{i}", "request": "fine", "response": "x"}).encode(), [])
              for i in range(20)]
     async with running(settings, Scripted()) as gateway:
@@ -179,7 +181,7 @@ async def test_offsets_wait_for_the_slowest_record_of_a_partition(
                                     settings.input_topic)
         assert gateway.registry.get_sample_value("monitor_gateway_inflight") == 1
         lags = {sample.labels["partition"]: sample.value for sample
-                in gateway.metrics.consumer_lag.collect()[0].samples}
+                in next(iter(gateway.metrics.consumer_lag.collect())).samples}
 
     # lag counts from the first record not done: the hanging one and the 20 behind it
     assert sorted(lags.values())[-1] == len(first + after)

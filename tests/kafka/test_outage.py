@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from kafka_io import committed, consume, produce, running
+from kafka_io import Record, committed, consume, produce, running
 from paths import ROOT
 
 from monitor_gateway.embedded import free_port
@@ -52,7 +52,7 @@ async def test_a_backend_outage_is_waited_out_not_passed_unjudged(
     llm = LLMSettings(openai_base_url=f"http://127.0.0.1:{port}/v1", openai_model="stub",
                       structured_output="none", openai_logprobs=False)
     n = 600
-    records = [(f"t{i}".encode(),
+    records: list[Record] = [(f"t{i}".encode(),
                 json.dumps({"id": f"t{i}", "request": "q", "response": "a"}).encode(), [])
                for i in range(n)]
     try:

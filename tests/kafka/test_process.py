@@ -14,7 +14,7 @@ from collections import Counter
 import aiohttp
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from kafka_io import committed, consume, produce
+from kafka_io import Record, committed, consume, produce
 from paths import TESTS
 
 from monitor_gateway.embedded import free_port
@@ -55,7 +55,7 @@ async def wait_healthy(port: int, timeout: float = 30.0) -> None:
     raise AssertionError("the gateway did not become healthy")
 
 
-def trajectories(n: int) -> list[tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]]:
+def trajectories(n: int) -> list[Record]:
     return [(f"t{i:05d}".encode(),
              json.dumps({"id": f"t{i:05d}", "request": "r", "response": f"answer {i}"}).encode(),
              []) for i in range(n)]

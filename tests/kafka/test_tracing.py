@@ -78,9 +78,12 @@ async def test_one_trajectory_yields_one_connected_trace(
     assert send.parent is not None and send.parent.span_id == process.context.span_id
     assert (process.kind, judge.kind, send.kind) == (
         SpanKind.CONSUMER, SpanKind.INTERNAL, SpanKind.PRODUCER)
-    assert process.start_time <= judge.start_time <= judge.end_time <= send.end_time
-    assert send.end_time is not None and process.end_time is not None
-    assert send.end_time <= process.end_time  # process ends with the verdict's ack
+    started, judging, judged = process.start_time, judge.start_time, judge.end_time
+    sent, ended = send.end_time, process.end_time
+    assert started is not None and judging is not None and judged is not None
+    assert sent is not None and ended is not None
+    assert started <= judging <= judged <= sent
+    assert sent <= ended  # process ends with the verdict's ack
 
     assert dict(process.attributes or {}).items() >= {
         "messaging.system": "kafka", "messaging.operation.type": "process",

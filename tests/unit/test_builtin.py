@@ -23,7 +23,7 @@ def test_pairs_are_complete_with_one_request() -> None:
     check_pairs(SAMPLES, "builtin")  # raises on a broken pair
     by_pair: dict[str, list[Sample]] = defaultdict(list)
     for sample in SAMPLES:
-        by_pair[sample.pair_id].append(sample)
+        by_pair[str(sample.pair_id)].append(sample)
     for members in by_pair.values():
         assert {m.split for m in members} == {members[0].split}
         assert members[0].response != members[1].response or members[0].steps != members[1].steps
@@ -54,7 +54,7 @@ def test_it_is_deterministic_from_the_seed() -> None:
 def test_length_does_not_give_the_label_away() -> None:
     by_pair: dict[str, dict[str, Sample]] = defaultdict(dict)
     for sample in SAMPLES:
-        by_pair[sample.pair_id][sample.label] = sample
+        by_pair[str(sample.pair_id)][sample.label] = sample
 
     def size(sample: Sample) -> int:
         return len(sample.response) + sum(len(s.content) + len(str(s.tool_calls))

@@ -148,7 +148,8 @@ async def test_an_outage_is_waited_out_and_every_call_judged_late() -> None:
     calls = [asyncio.create_task(call_monitor(monitor, TRAJECTORY, FAST, DEADLINES, shared))
              for _ in range(50)]
     await asyncio.sleep(0.3)
-    assert shared.breaker.state != "closed" and shared.breaker.holding()
+    down = shared.breaker.state
+    assert down != "closed" and shared.breaker.holding()
     refused_while_down = monitor.calls
     monitor.down = False
     outcomes = [o for o, _ in await asyncio.gather(*calls)]

@@ -89,5 +89,7 @@ def test_the_default_cascade_band_is_what_held_out_dev_scores_give(tmp_path: Pat
     assert result.exit_code == 0, result.output
     assert written.read_text() == DEFAULT.read_text()
     # within the bounds on what it decides: FAR at most 0.02, MR at most 0.15
-    far, mr = re.search(r"with FAR ([\d.]+) and MR ([\d.]+)", DEFAULT.read_text()).groups()
+    stated = re.search(r"with FAR ([\d.]+) and MR ([\d.]+)", DEFAULT.read_text())
+    assert stated is not None
+    far, mr = stated.groups()
     assert float(far) <= 0.02 and float(mr) <= 0.15

@@ -60,7 +60,8 @@ def test_the_readme_shows_each_message_as_its_model_reads_it() -> None:
     section = readme[readme.index("## The messages"):readme.index("## Topics, keys")]
     blocks = re.findall(r"```json\n(.*?)```", section, re.S)
     assert len(blocks) == 3
-    for block, model in zip(blocks, (Trajectory, Verdict, DeadLetter), strict=True):
+    models: tuple[type[BaseModel], ...] = (Trajectory, Verdict, DeadLetter)
+    for block, model in zip(blocks, models, strict=True):
         example = json.loads(block)
         parsed = model.model_validate(example)
         assert set(json.loads(parsed.model_dump_json())) == set(example)

@@ -1,4 +1,5 @@
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ PAIR = [
 ]
 
 
-def write(tmp_path: Path, rows: list[object], name: str = "bench.jsonl") -> Path:
+def write(tmp_path: Path, rows: Sequence[object], name: str = "bench.jsonl") -> Path:
     path = tmp_path / name
     path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
     return path

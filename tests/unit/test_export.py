@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+import secrets
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from monitor_gateway.cli import app
-from monitor_gateway.monitors import prompts
 from monitor_gateway.monitors.prompts import Budget, parse_reply
 from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings
@@ -37,7 +37,7 @@ SAMPLE = ground_gold(Sample.model_validate({
 async def test_the_prompt_is_byte_for_byte_what_the_judge_sends(
     template: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(prompts.secrets, "token_hex", lambda n: "b0undary")  # one fence
+    monkeypatch.setattr(secrets, "token_hex", lambda n: "b0undary")  # one fence
     sent: list[bytes] = []
 
     def server(request: httpx.Request) -> httpx.Response:

@@ -8,6 +8,7 @@ import asyncio
 import json
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,8 @@ def completion(content: str, logprobs: list[dict[str, object]] | None = None) ->
                          "logprobs": {"content": logprobs} if logprobs else None}]}
 
 
-def judge(handler: Callable[[httpx.Request], httpx.Response], **settings: object) -> LLMJudge:
+def judge(handler: Callable[[httpx.Request], Any], **settings: Any) -> LLMJudge:
+    """``handler``: what httpx's mock transport takes, a function or a coroutine."""
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
     chosen = {"openai_logprobs": False, **settings}
     llm = LLMSettings(openai_base_url="http://server/v1", openai_model="m", **chosen)

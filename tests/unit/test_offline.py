@@ -223,7 +223,7 @@ def test_a_judgement_keeps_no_syntax_tree_alive(monkeypatch: pytest.MonkeyPatch)
     real = ast.parse
 
     def parse(*args: Any, **kwargs: Any) -> ast.AST:
-        tree = real(*args, **kwargs)
+        tree: ast.AST = real(*args, **kwargs)
         trees.append(weakref.ref(tree))
         return tree
 
