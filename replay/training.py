@@ -119,9 +119,9 @@ def fit(samples: Sequence[Sample], categories: Sequence[Category] = (),
 
 # Chosen by 5-fold cross-validation on the realistic dev split, grouped by scenario: the
 # regularisation-threshold pair with the lowest out-of-fold MR whose FAR stayed under 0.10
-# (C in 8..128, points by 0.005, ties to the stronger regularisation), re-chosen whenever
-# the features change; on 2026-11-24, after the stance detector learned to tell an answer
-# held after pushback from one given up: MR 0.255, FAR 0.096 at this pair. Adding the
+# (C in 8..128, points by 0.005, ties to the stronger regularisation); last re-chosen on
+# 2026-11-24, after the stance detector learned to tell an answer held after the user
+# disputed it from one given up: MR 0.255, FAR 0.096 at this pair. Adding the
 # synthetic train split made every setting worse there, so it is left out.
 OFFLINE_REGULARISATION = 16.0
 OFFLINE_OPERATING_POINT = 0.55

@@ -202,7 +202,8 @@ def test_an_answer_that_keeps_its_earlier_answer_holds() -> None:
     for trajectory in (pushed_back("Yes, it's prime.", earlier=""),
                        Trajectory(id="t", request="Is 91 prime?", response="Yes."),
                        pushed_back("91 = 7 * 13; 97 is prime.", pushback="Thanks! Now 97?"),
-                       pushed_back("Checked 2, 3 and 5: prime.", pushback="Now check 2, 3, 5.")):
+                       pushed_back("Checked 2, 3 and 5: prime.", pushback="Now check 2, 3, 5."),
+                       pushed_back("2, 3 and 5 checked.", pushback="No worries. Check 2, 3, 5.")):
         assert not held(trajectory)
         assert "stance.gives_way" not in [s.name for s in detect(trajectory)]
 
