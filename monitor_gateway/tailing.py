@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import time
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from rich.console import Console
 from rich.markup import escape
@@ -63,7 +63,7 @@ def _flat(text: str) -> str:
 
 async def in_context(messages: AsyncIterator[Verdict | DeadLetter | Trajectory],
                      wait: float = CONTEXT_WAIT,
-                     ) -> AsyncIterator[tuple[Verdict | DeadLetter, Trajectory | None]]:
+                     ) -> AsyncGenerator[tuple[Verdict | DeadLetter, Trajectory | None]]:
     """Verdicts and dead letters in the order they came, each flagged verdict with its
     trajectory when that was read (it may come just after its verdict: a flagged verdict
     waits for it up to ``wait`` seconds, and those behind it wait their turn)."""

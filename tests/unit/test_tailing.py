@@ -52,7 +52,7 @@ async def test_without_trajectories_nothing_waits() -> None:
     shown = in_context(then_silence(), wait=0)
     message, trajectory = await asyncio.wait_for(anext(shown), 0.5)
     assert (message.trajectory_id, trajectory) == ("g", None)  # type: ignore[union-attr]
-    await shown.aclose()  # type: ignore[attr-defined]  # an async generator's
+    await shown.aclose()
 
 
 async def test_what_is_held_comes_out_when_the_stream_ends() -> None:
