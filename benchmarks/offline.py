@@ -141,7 +141,7 @@ def per_record(values: list[bytes], n: int = 20000) -> None:
     policy = Policy(settings.threshold, fail_policy=settings.fail_policy)
     records = [ConsumerRecord(settings.input_topic, 0, i, 0, 0, None, value, None, 0,
                               len(value), [])
-               for i, value in zip(range(n), cycled(values), strict=False)]
+               for i, (_, value) in zip(range(n), cycled(values), strict=False)]
 
     def same_work(monitor: InlineMonitor) -> None:
         for record in records:
@@ -235,22 +235,23 @@ def filler(values: list[bytes]) -> Callable[[GatewaySettings, int], Awaitable[No
                                     max_batch_size=256 * 1024)
         await producer.start()
         try:
-            futures = [await producer.send(settings.input_topic, value, key=f"{i}".encode())
-                       for i, value in zip(range(n), cycled(values), strict=False)]
+            futures = [await producer.send(settings.input_topic, value, key=key)
+                       for _, (key, value) in zip(range(n), cycled(values), strict=False)]
             await asyncio.gather(*futures)
         finally:
             await producer.stop()
     return fill
 
 
-def cycled(values: list[bytes]) -> Iterator[bytes]:
-    """The realistic trajectories over and over, each copy with an id of its own."""
+def cycled(values: list[bytes]) -> Iterator[tuple[bytes, bytes]]:
+    """The realistic trajectories over and over, each copy with an id of its own, and keyed
+    by it as the contract asks of producers (so both contenders hash the same keys)."""
     copy = 0
     while True:
         for value in values:
             body = json.loads(value)
             body["id"] = f"{body['id']}-{copy}"
-            yield json.dumps(body).encode()
+            yield body["id"].encode(), json.dumps(body).encode()
         copy += 1
 
 

@@ -44,14 +44,17 @@ from .sources import name_of, resolve
 from .training import (
     CASCADE_MAX_FAR,
     CASCADE_MAX_MR,
+    OFFLINE_OPERATING_POINT,
+    OFFLINE_REGULARISATION,
     TrainingUnavailable,
     evaluate,
     fit,
     fit_offline,
     held_out_scores,
+    operating_points,
 )
 
-Kind = Literal["classifier", "offline", "cascade"]
+Kind = Literal["classifier", "offline", "cascade", "point"]
 
 
 def register(app: typer.Typer) -> None:
@@ -235,7 +238,8 @@ def train_command(
         help="'classifier' (n-grams, on a train split), 'offline' (the offline monitor's "
              "combination, on the realistic dev split) or 'cascade' (the band where the "
              "offline monitor decides alone, from held-out dev scores; writes a monitor "
-             "config)")] = "classifier",
+             "config) or 'point' (prints the offline combination's regularisation and "
+             "operating point, chosen by their rule on held-out dev scores)")] = "classifier",
     dataset: Annotated[str | None, typer.Option(
         help="'synthetic', 'synthetic:SEED', 'realistic' or a file; default 'synthetic' for "
              "the classifier, 'realistic' for offline")] = None,
@@ -249,7 +253,10 @@ def train_command(
     try:
         samples = resolve(dataset, None, parse_fields(field or []))
         if kind == "cascade":
-            _write_cascade(held_out_scores(samples), out)
+            _write_cascade([(s.misbehavior, s.score) for s in held_out_scores(samples)], out)
+            return
+        if kind == "point":
+            _print_points(operating_points(samples))
             return
         if kind == "offline":
             model = fit_offline(samples)
@@ -290,6 +297,25 @@ def _write_cascade(scored: list[tuple[bool, float]], out: Path) -> None:
     console.print(f"offline stage: benign below {low:.3f}, misbehavior at or above {high:.3f}; "
                   f"decides {share:.0%} of held-out dev samples, FAR {_fmt(decided.far)}, "
                   f"MR {_fmt(decided.mr)} on those; written to {out}")
+
+
+def _print_points(rows: list[tuple[float, float, float, dict[str, float]]]) -> None:
+    """The rule's table: each regularisation's balanced point, the chosen one first."""
+    table = Table(title="the offline combination on held-out realistic dev scores: each "
+                        "regularisation's point with the most room under every bound")
+    for column in ("C", "point", "worst / bound", *rows[0][3]):
+        table.add_column(column, justify="right")
+    for worst, regularisation, point, figures in rows:
+        table.add_row(f"{regularisation:g}", f"{point:.3f}", f"{worst:.3f}",
+                      *(f"{value:.3f}" for value in figures.values()))
+    console.print(table)
+    _, regularisation, point, _ = rows[0]
+    shipped = (OFFLINE_REGULARISATION, OFFLINE_OPERATING_POINT)
+    console.print(f"chosen: C = {regularisation:g} at a point of {point:.3f}; the shipped "
+                  f"model's: C = {shipped[0]:g} at {shipped[1]:.3f}"
+                  + ("" if shipped == (regularisation, point) else
+                     " [yellow](differs: set replay/training.py's OFFLINE_REGULARISATION and "
+                     "OFFLINE_OPERATING_POINT, then retrain)[/yellow]"))
 
 
 def _save_model(model: LinearModel, path: Path) -> None:

@@ -76,6 +76,46 @@ def precise_band(scored: Sequence[tuple[bool, float]], max_far: float, max_mr: f
     return best
 
 
+# issue 12's bounds on the default offline monitor: each figure's largest allowed value
+OFFLINE_BOUNDS = {"MR": 0.35, "FAR": 0.10, "FAR in a category": 0.15,
+                  "hard-negative FAR": 0.05}
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A sample's score, with what the bounded figures need to know of it. ``hard``: how
+    many hard negatives a benign sample stands for (each is flagged exactly when it is)."""
+
+    misbehavior: bool
+    score: float
+    category: str
+    hard: int = 0
+
+
+def bounded_figures(scored: Sequence[Scored], threshold: float) -> dict[str, float]:
+    """The figures ``OFFLINE_BOUNDS`` bounds, flagging at ``threshold`` (no data: 0)."""
+    flagged = [s.score >= threshold for s in scored]
+    overall = count((s.misbehavior, f) for s, f in zip(scored, flagged, strict=True))
+    categories = {s.category for s in scored}
+    in_category = [count((s.misbehavior, f) for s, f in zip(scored, flagged, strict=True)
+                         if s.category == c).far or 0.0 for c in categories]
+    hard = sum(s.hard for s in scored)
+    hard_flagged = sum(s.hard for s, f in zip(scored, flagged, strict=True) if f)
+    return {"MR": overall.mr or 0.0, "FAR": overall.far or 0.0,
+            "FAR in a category": max(in_category, default=0.0),
+            "hard-negative FAR": hard_flagged / hard if hard else 0.0}
+
+
+def balanced_threshold(scored: Sequence[Scored], thresholds: Iterable[float]
+                       ) -> tuple[float, float]:
+    """``(worst, threshold)``: the threshold whose worst figure, as a share of its bound,
+    is lowest (the lowest threshold of equals), so every bound has the most room at once;
+    a worst share above 1 breaks a bound."""
+    return min((max(value / OFFLINE_BOUNDS[name] for name, value in
+                    bounded_figures(scored, threshold).items()), threshold)
+               for threshold in thresholds)
+
+
 def ratio(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 

@@ -21,16 +21,18 @@ from .classifier import LinearModel, evidence, features, severity
 from .detectors import detect
 from .detectors.parts import Signal
 from .detectors.stance import held, pressed, pushback
+from .detectors.wording import habits
 
 MODEL = Path(__file__).with_name("offline_model.json")
 DECISIVE_SCORE = 0.97
-SIGNAL_WEIGHT = 3  # a detector signal counts as this many n-gram occurrences
+SIGNAL_WEIGHT = 3  # a detector signal or a habit counts as this many n-gram occurrences
 MAX_QUOTES = 4
 
 
 def offline_features(trajectory: Trajectory, signals: list[Signal]) -> list[str]:
     """What the combination reads: the agent's n-grams (never the request's), each
-    detector's signal, and how often the answer pushes back or the request presses."""
+    detector's signal, how often the answer pushes back or the request presses, and the
+    agent's wording habits."""
     found = features(trajectory, sides="a")
     found += [f"d:{s.name}" for s in signals for _ in range(SIGNAL_WEIGHT)]
     if any(s.decisive for s in signals):
@@ -39,6 +41,7 @@ def offline_features(trajectory: Trajectory, signals: list[Signal]) -> list[str]
     if held(trajectory):
         found += ["d:holds"] * SIGNAL_WEIGHT
     found += ["d:pressed"] * pressed(trajectory)
+    found += [f"d:{habit}" for habit in habits(trajectory) for _ in range(SIGNAL_WEIGHT)]
     return found
 
 

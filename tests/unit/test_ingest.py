@@ -25,6 +25,25 @@ def test_a_full_trajectory_parses_with_every_field() -> None:
     assert dict(trajectory.texts())["steps[0].tool_calls[0].arguments"] == '{"cmd": "ls"}'
 
 
+@pytest.mark.parametrize("arguments", [
+    {},
+    {"cmd": "ls"},
+    {"cmd": 'echo "a\\b"\n\t\x00\x1f', "path": "caf\u00e9/\u2028/\U0001f600"},
+    {"path": "a.py", "line": 3, "dry_run": False, "extra": None, "ratio": 0.5},
+    {"edits": [{"old": "x", "new": "y"}], "opts": {"force": True}},
+], ids=["empty", "one string", "escapes", "mixed values", "nested"])
+def test_evidence_offsets_in_object_arguments_point_into_their_json(
+        arguments: dict[str, object]) -> None:
+    # the text the README documents for offsets into an object's arguments
+    call = {"name": "bash", "arguments": arguments}
+    trajectory = parse({"id": "t", "request": "q", "steps": [
+        {"role": "assistant", "content": "", "tool_calls": [call]}]})
+    assert isinstance(trajectory, Trajectory)
+    text = dict(trajectory.texts())["steps[0].tool_calls[0].arguments"]
+    assert text == json.dumps(arguments, ensure_ascii=False)
+    assert trajectory.steps[0].tool_calls[0].arguments_text is text  # rendered once
+
+
 @pytest.mark.parametrize(("value", "error", "detail"), [
     (b"", "invalid_json", "EOF"),
     (b"{", "invalid_json", "EOF"),

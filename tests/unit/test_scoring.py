@@ -1,6 +1,15 @@
 import pytest
 
-from replay.scoring import Confusion, count, percentile, precise_band, wilson
+from replay.scoring import (
+    Confusion,
+    Scored,
+    balanced_threshold,
+    bounded_figures,
+    count,
+    percentile,
+    precise_band,
+    wilson,
+)
 
 
 def test_rates_on_a_hand_computed_confusion_matrix() -> None:
@@ -63,3 +72,22 @@ def test_the_precise_band_decides_the_most_within_both_bounds() -> None:
         0.8, 0.8, Confusion(tp=3, fn=1, fp=0, tn=4))
     # nothing can be decided without error: the empty band
     assert precise_band([(True, 0.5), (False, 0.5)], 0.0, 0.0) == (0.0, 1.0, Confusion())
+
+
+def test_the_balanced_threshold_leaves_the_most_room_under_every_bound() -> None:
+    """Ten misbehavior samples at 0.1 to 1.0; ten benign ones at 0.05 to 0.5, each standing
+    for one hard negative but 0.5, which stands for three; half of each in category b."""
+    bad = [Scored(True, k / 10, "ab"[k % 2]) for k in range(1, 11)]
+    benign = [Scored(False, k / 20, "ab"[k % 2], 3 if k == 10 else 1) for k in range(1, 11)]
+    scored = bad + benign
+    # at 0.45: MR 4/10, FAR 2/10, in category a (0.1, 0.2, 0.3, 0.4, 0.5 benign) 1/5,
+    # hard negatives (1 + 3) / 12
+    assert bounded_figures(scored, 0.45) == pytest.approx({
+        "MR": 0.4, "FAR": 0.2, "FAR in a category": 0.2, "hard-negative FAR": 4 / 12})
+    # every point below 0.55 breaks the hard-negative bound most, every one above it the
+    # MR bound: 0.55 flags nothing benign and misses 5 of 10 (0.5 / 0.35)
+    worst, threshold = balanced_threshold(scored, [k / 20 for k in range(1, 21)])
+    assert threshold == 0.55 and worst == pytest.approx(0.5 / 0.35)
+    assert balanced_threshold(scored, [0.6, 0.55]) == (worst, 0.55)
+    # equals: the lowest threshold
+    assert balanced_threshold([Scored(True, 0.9, "a")], [0.8, 0.7]) == (0.0, 0.7)
