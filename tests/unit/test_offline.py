@@ -289,6 +289,26 @@ def test_the_shipped_operating_point_is_the_one_its_rule_chooses_on_dev() -> Non
                                           "hard-negative FAR"}
 
 
+@pytest.mark.parametrize(("chosen", "warned"), [((128.0, 0.75), False), ((16.0, 0.6), True)])
+def test_train_kind_point_prints_the_rules_table_and_says_when_the_shipped_pair_differs(
+        monkeypatch: pytest.MonkeyPatch, chosen: tuple[float, float], warned: bool) -> None:
+    from typer.testing import CliRunner
+
+    from monitor_gateway.cli import app
+    from replay import cli  # after the app, which loads it as a plugin
+
+    figures = {"MR": 0.3, "FAR": 0.04, "FAR in a category": 0.06, "hard-negative FAR": 0.045}
+    rows = [(0.9, *chosen, figures), (0.95, 64.0, 0.7, figures)]
+    monkeypatch.setattr(cli, "operating_points", lambda samples: rows)
+    monkeypatch.setattr(cli, "OFFLINE_REGULARISATION", 128.0)
+    monkeypatch.setattr(cli, "OFFLINE_OPERATING_POINT", 0.75)
+    result = CliRunner().invoke(app, ["train", "--kind", "point"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "hard-negative FAR" in result.output and "0.045" in result.output
+    assert f"chosen: C = {chosen[0]:g} at a point of {chosen[1]:.3f}" in result.output
+    assert ("differs" in result.output) is warned
+
+
 def test_each_finding_quotes_its_own_line_of_code() -> None:
     """Two identical risky lines: each finding points at its own, at the exact offset."""
     line = 'subprocess.run(f"ls {path}", shell=True)'
