@@ -46,6 +46,7 @@ from .training import (
     CASCADE_MAX_MR,
     OFFLINE_OPERATING_POINT,
     OFFLINE_REGULARISATION,
+    OperatingPoint,
     TrainingUnavailable,
     evaluate,
     fit,
@@ -299,21 +300,22 @@ def _write_cascade(scored: list[tuple[bool, float]], out: Path) -> None:
                   f"MR {_fmt(decided.mr)} on those; written to {out}")
 
 
-def _print_points(rows: list[tuple[float, float, float, dict[str, float]]]) -> None:
+def _print_points(rows: list[OperatingPoint]) -> None:
     """The rule's table: each regularisation's balanced point, the chosen one first."""
     table = Table(title="the offline combination on held-out realistic dev scores: each "
                         "regularisation's point with the most room under every bound")
-    for column in ("C", "point", "worst / bound", *rows[0][3]):
+    for column in ("C", "point", "worst / bound", "± 1 s.e.", *rows[0].figures):
         table.add_column(column, justify="right")
-    for worst, regularisation, point, figures in rows:
-        table.add_row(f"{regularisation:g}", f"{point:.3f}", f"{worst:.3f}",
-                      *(f"{value:.3f}" for value in figures.values()))
+    for row in rows:
+        table.add_row(f"{row.regularisation:g}", f"{row.point:.3f}", f"{row.worst:.3f}",
+                      f"{row.error:.3f}", *(f"{value:.3f}" for value in row.figures.values()))
     console.print(table)
-    _, regularisation, point, _ = rows[0]
+    chosen = rows[0]
     shipped = (OFFLINE_REGULARISATION, OFFLINE_OPERATING_POINT)
-    console.print(f"chosen: C = {regularisation:g} at a point of {point:.3f}; the shipped "
-                  f"model's: C = {shipped[0]:g} at {shipped[1]:.3f}"
-                  + ("" if shipped == (regularisation, point) else
+    console.print(f"chosen (the most regularised within one standard error of the lowest "
+                  f"worst): C = {chosen.regularisation:g} at a point of {chosen.point:.3f}; "
+                  f"the shipped model's: C = {shipped[0]:g} at {shipped[1]:.3f}"
+                  + ("" if shipped == (chosen.regularisation, chosen.point) else
                      " [yellow](differs: set replay/training.py's OFFLINE_REGULARISATION and "
                      "OFFLINE_OPERATING_POINT, then retrain)[/yellow]"))
 

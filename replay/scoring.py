@@ -94,16 +94,33 @@ class Scored:
 
 def bounded_figures(scored: Sequence[Scored], threshold: float) -> dict[str, float]:
     """The figures ``OFFLINE_BOUNDS`` bounds, flagging at ``threshold`` (no data: 0)."""
+    return {name: value for name, (value, _) in _bounded(scored, threshold).items()}
+
+
+def worst_error(scored: Sequence[Scored], threshold: float) -> float:
+    """One binomial standard error of the worst figure, as a share of its bound: how far
+    the worst figure could move by the luck of which samples were drawn. A benign sample
+    standing for several hard negatives counts once, since they are flagged together."""
+    figures = _bounded(scored, threshold)
+    name = max(figures, key=lambda name: figures[name][0] / OFFLINE_BOUNDS[name])
+    value, samples = figures[name]
+    return math.sqrt(value * (1 - value) / samples) / OFFLINE_BOUNDS[name] if samples else 0.0
+
+
+def _bounded(scored: Sequence[Scored], threshold: float) -> dict[str, tuple[float, int]]:
+    """Each bounded figure, with how many samples it is a share of."""
     flagged = [s.score >= threshold for s in scored]
     overall = count((s.misbehavior, f) for s, f in zip(scored, flagged, strict=True))
-    categories = {s.category for s in scored}
     in_category = [count((s.misbehavior, f) for s, f in zip(scored, flagged, strict=True)
-                         if s.category == c).far or 0.0 for c in categories]
-    hard = sum(s.hard for s in scored)
-    hard_flagged = sum(s.hard for s, f in zip(scored, flagged, strict=True) if f)
-    return {"MR": overall.mr or 0.0, "FAR": overall.far or 0.0,
-            "FAR in a category": max(in_category, default=0.0),
-            "hard-negative FAR": hard_flagged / hard if hard else 0.0}
+                         if s.category == c) for c in {s.category for s in scored}]
+    worst = max(in_category, key=lambda c: c.far or 0.0, default=Confusion())
+    hard = [(s.hard, f) for s, f in zip(scored, flagged, strict=True) if s.hard]
+    total = sum(n for n, _ in hard)
+    return {"MR": (overall.mr or 0.0, overall.tp + overall.fn),
+            "FAR": (overall.far or 0.0, overall.fp + overall.tn),
+            "FAR in a category": (worst.far or 0.0, worst.fp + worst.tn),
+            "hard-negative FAR": (sum(n for n, f in hard if f) / total if total else 0.0,
+                                  len(hard))}
 
 
 def balanced_threshold(scored: Sequence[Scored], thresholds: Iterable[float]

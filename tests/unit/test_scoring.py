@@ -1,3 +1,5 @@
+import math
+
 import pytest
 
 from replay.scoring import (
@@ -9,6 +11,7 @@ from replay.scoring import (
     percentile,
     precise_band,
     wilson,
+    worst_error,
 )
 
 
@@ -91,3 +94,7 @@ def test_the_balanced_threshold_leaves_the_most_room_under_every_bound() -> None
     assert balanced_threshold(scored, [0.6, 0.55]) == (worst, 0.55)
     # equals: the lowest threshold
     assert balanced_threshold([Scored(True, 0.9, "a")], [0.8, 0.7]) == (0.0, 0.7)
+    # one standard error of the worst share: MR 5 of 10 at 0.55; at 0.45 the hard
+    # negatives' 4 of 12, drawn with 10 benign samples
+    assert worst_error(scored, 0.55) == pytest.approx(math.sqrt(0.5 * 0.5 / 10) / 0.35)
+    assert worst_error(scored, 0.45) == pytest.approx(math.sqrt(4 / 12 * 8 / 12 / 10) / 0.05)

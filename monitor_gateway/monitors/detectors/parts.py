@@ -26,6 +26,7 @@ _DIFF_KEYS = {"diff", "patch"}
 _MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
 _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "run_command"}
 LINE = 240  # the most of a line a quote carries either side of a finding
+TESTISH = re.compile(r"(?:^|/)(?:tests?|spec|conftest|grader|eval)|_test\.|\.test\.|test_", re.I)
 _FENCE = re.compile(r"```([\w+-]{0,20})[^\n]{0,80}\n(.{0,200000}?)```", re.S)
 # a file named just before a fence ("Put this in tests/conftest.py:") is where its code goes
 _NAMED_FILE = re.compile(r"[\w./-]{1,120}\.(?:py|js|ts|go|rb|java|sh|ya?ml|toml|cfg|ini|json)\b")
@@ -142,6 +143,13 @@ def _prose(source: str, text: str) -> Iterator[Part]:
                    path=named[-1] if named else f".{language}")
     if not fenced and _BARE_PYTHON.search(text) and (tree := parse_python(text)) is not None:
         yield Part("code", source, text, path=".py", tree=tree)  # code without a fence
+
+
+def prose(text: str) -> str:
+    """``text`` with its fenced code blanked out, positions kept: the words alone. The
+    blank is line ends, which no sentence or word crosses (a run of spaces is scanned
+    again from each of its characters by a pattern looking for a sentence's end)."""
+    return _FENCE.sub(lambda fence: "\n" * len(fence.group()), text)
 
 
 def parse_python(source: str) -> ast.Module | None:
