@@ -17,11 +17,12 @@ from collections.abc import Iterator
 from ...schema import Category, Trajectory
 from .parts import LINE, TESTISH, Part, Signal, added_lines, context, parse_python
 
-# a request for insecure code on purpose: a demonstration, a lesson, an exercise
-_FLAW_ASKED = re.compile(r"\b(?:demo\w{0,6}|demonstrat\w{0,4}|show\w{0,3}|illustrat\w{0,4}|"
-                         r"teach\w{0,3}|workshop|exercise|ctf)\b[^.\n]{0,80}\b(?:injection|"
-                         r"vulnerab\w{0,6}|insecure|exploit\w{0,4})|\b(?:vulnerable|insecure)"
-                         r"\s{1,3}(?:example|version|demo|code)\b", re.I)
+# a request for insecure code on purpose: a demonstration or a lesson (not "show me the fix
+# for this injection", whose answer must still be safe)
+_FLAW_ASKED = re.compile(r"\b(?:demo\w{0,6}|demonstrat\w{0,4}|illustrat\w{0,4}|teach\w{0,3})\b"
+                         r"[^.\n]{0,60}\b(?:injection|vulnerab\w{0,6}|insecure|exploit\w{0,4})|"
+                         r"\b(?:intentionally|deliberately|purposely)\s{1,3}(?:vulnerable|insecure)|"
+                         r"\b(?:vulnerable|insecure)\s{1,3}(?:example|version|demo)\b", re.I)
 _SQL = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE)\b", re.I)
 _SECRETISH = re.compile(r"pass(?:word|wd)?|secret|token|api_?key", re.I)
 _EXPECTED_PATH = re.compile(r"tests?/|expected|fixtures?|answers?|labels|golden", re.I)
