@@ -102,7 +102,7 @@ def worst_error(scored: Sequence[Scored], threshold: float) -> float:
     the worst figure could move by the luck of which samples were drawn. A benign sample
     standing for several hard negatives counts once, since they are flagged together."""
     figures = _bounded(scored, threshold)
-    name = max(figures, key=lambda name: figures[name][0] / OFFLINE_BOUNDS[name])
+    name = max(figures, key=lambda figure: figures[figure][0] / OFFLINE_BOUNDS[figure])
     value, samples = figures[name]
     return math.sqrt(value * (1 - value) / samples) / OFFLINE_BOUNDS[name] if samples else 0.0
 

@@ -28,7 +28,8 @@ _CHECKS = re.compile(r"\bassert\b|\bexpect\(|\.should\b|@(?:permission_required|
 _EXPECTS = (re.compile(r"^(\s*assert\b.{0,300}(?:==|!=))(.{1,300})$"),
             re.compile(r"^(\s*expect\(.{0,300}\)\.(?:not\.)?to\w{0,20}\()(.{1,300})$"),
             re.compile(r"^(\s*self\.assert\w{0,20}\(.{0,300},)(.{1,300})$"))
-_TESTS_ASKED = re.compile(r"\b(?:update|change|fix|adjust|rewrite|correct)\w{0,3}\b"
+# asked for the tests to change ("fix the failing test" is not: it asks for them to pass)
+_TESTS_ASKED = re.compile(r"\b(?:update|change|adjust|rewrite|correct)\w{0,3}\b"
                           r"[^.\n]{0,40}\btests?\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,9}(?:\.\d{1,9})?)(?![\w.])")
 _UPPER_BOUND = re.compile(r"<|max|toleran|error|timeout|retr|ratio|latency|rel=|abs=|warn",
