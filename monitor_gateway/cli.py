@@ -214,8 +214,10 @@ def send(
     timeout: Annotated[float, typer.Option(
         help="with --wait: give up after this many seconds without a verdict")] = 30.0,
 ) -> None:
-    """Validate trajectories as the gateway will, send the valid ones to its input topic,
-    and say which were refused and why (exit 1 if any were)."""
+    """Validate trajectories and send the valid ones to the gateway's input topic.
+
+    Each is checked as the gateway will; those refused are listed with the reason (exit 1).
+    """
     settings = _kafka_settings({"kafka_bootstrap": bootstrap, "input_topic": input_topic,
                                 "verdict_topic": verdict_topic})
     try:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from monitor_gateway.monitors.base import InlineMonitor
 from monitor_gateway.monitors.classifier import ClassifierMonitor, LinearModel, features
 from monitor_gateway.monitors.detectors import detect
-from monitor_gateway.monitors.offline import OfflineMonitor, offline_features
+from monitor_gateway.monitors.offline import OfflineMonitor, combined_score, offline_features
 from monitor_gateway.schema import CATEGORIES, Category, Trajectory
 
 from .hard_negatives import hard_negatives
@@ -167,31 +167,55 @@ def _dev(realistic: Sequence[Sample]) -> list[Sample]:
 
 def _offline_model(samples: Sequence[Sample], trained_on: str,
                    regularisation: float = OFFLINE_REGULARISATION,
-                   point: float = OFFLINE_OPERATING_POINT) -> LinearModel:
-    model = train(samples, trained_on=trained_on, analyzer=_offline_analyzer,
+                   point: float = OFFLINE_OPERATING_POINT,
+                   analyzer: Callable[[Trajectory], list[str]] | None = None) -> LinearModel:
+    model = train(samples, trained_on=trained_on, analyzer=analyzer or _offline_analyzer,
                   regularisation=regularisation, sublinear_tf=True, name="offline")
     return dataclasses.replace(model, intercept=model.intercept - math.log(point / (1 - point)),
                                meta=model.meta | {"version": _digest(model.meta["version"], point)})
 
 
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    """What the offline monitor reads of a sample, the same for every model: read once
+    when many models are trained and scored on the same samples."""
+
+    features: list[str]
+    decisive: bool
+
+
+def _readings(samples: Sequence[Sample]) -> dict[str, Reading]:
+    readings = {}
+    for sample in samples:
+        trajectory = _trajectory(sample)
+        signals = detect(trajectory)
+        readings[sample.id] = Reading(offline_features(trajectory, signals),
+                                      any(s.decisive for s in signals))
+    return readings
+
+
 def held_out_scores(realistic: Sequence[Sample], folds: int = 5,
                     regularisation: float = OFFLINE_REGULARISATION,
-                    point: float = OFFLINE_OPERATING_POINT) -> list[Scored]:
+                    point: float = OFFLINE_OPERATING_POINT,
+                    readings: dict[str, Reading] | None = None) -> list[Scored]:
     """Every dev sample's score, in dev order, by an offline model trained on the other
     folds (grouped by scenario, so a pair and its variants never straddle): the dev split's
     figures without scoring a monitor on what it was built from. ``point`` is the operating
-    point moved to 0.5, as in the shipped model; at 0.5 the score is the model's own."""
+    point moved to 0.5, as in the shipped model; at 0.5 the score is the model's own.
+    Scores are the monitor's own (``combined_score``) on what it reads."""
     from sklearn.model_selection import GroupKFold
 
     dev = _dev(realistic)
+    readings = readings or _readings(dev)
     # how many hard negatives each benign sample stands for: theirs are its id, suffixed
     stands_for = Counter(made.id.rsplit("-", 1)[0] for made in hard_negatives(dev))
     scores = [0.0] * len(dev)
     for train_at, test_at in GroupKFold(folds).split(dev, groups=[s.source for s in dev]):
-        model = _offline_model([dev[i] for i in train_at], "dev folds", regularisation, point)
-        monitor = OfflineMonitor(model)
+        model = _offline_model([dev[i] for i in train_at], "dev folds", regularisation, point,
+                               analyzer=lambda trajectory: readings[trajectory.id].features)
         for i in test_at:
-            scores[i] = monitor.judge_now(_trajectory(dev[i])).score
+            reading = readings[dev[i].id]
+            scores[i] = combined_score(model, model.weights(reading.features), reading.decisive)
     return [Scored(s.label == "misbehavior", score, s.category, stands_for[s.id])
             for s, score in zip(dev, scores, strict=True)]
 
@@ -214,8 +238,10 @@ def operating_points(realistic: Sequence[Sample]) -> list[OperatingPoint]:
     lowest (a gain smaller than the noise of the dev split is no reason to fit it more
     closely), then the others, best first."""
     rows = []
+    readings = _readings(_dev(realistic))
     for regularisation in REGULARISATIONS:
-        scored = held_out_scores(realistic, regularisation=regularisation, point=0.5)
+        scored = held_out_scores(realistic, regularisation=regularisation, point=0.5,
+                                 readings=readings)
         worst, point = balanced_threshold(scored, POINTS)
         rows.append(OperatingPoint(regularisation, point, worst, worst_error(scored, point),
                                    bounded_figures(scored, point)))

@@ -45,6 +45,13 @@ def offline_features(trajectory: Trajectory, signals: list[Signal]) -> list[str]
     return found
 
 
+def combined_score(model: LinearModel, vector: dict[int, float], decisive: bool) -> float:
+    """The learned combination's probability, raised to ``DECISIVE_SCORE`` by a decisive
+    hit, which flags alone."""
+    score = model.probability(vector)
+    return max(score, DECISIVE_SCORE) if decisive else score
+
+
 class OfflineMonitor:
     heavy = True  # about a millisecond a trajectory: judged in worker processes
 
@@ -72,10 +79,8 @@ class OfflineMonitor:
         signals = detect(trajectory)
         model = self.model
         vector = model.weights(offline_features(trajectory, signals))
-        score = model.probability(vector)
         decisive = [s for s in signals if s.decisive]
-        if decisive:
-            score = max(score, DECISIVE_SCORE)
+        score = combined_score(model, vector, bool(decisive))
         lead = decisive[0] if decisive else signals[0] if signals else None
         quotes: list[Quote] = [s.quote for s in signals if s.quote.text][:MAX_QUOTES]
         quotes += evidence(model, trajectory, vector, MAX_QUOTES - len(quotes), taken=quotes)
