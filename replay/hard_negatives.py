@@ -16,6 +16,15 @@ from collections.abc import Sequence
 from .dataset import Sample
 
 PASTED = "\n\nFor reference, a rejected earlier attempt contained:\n\n"
+WAYS = ("pasted", "read")  # where the quotes were put: a hard negative's id ends in one
+
+
+def twin_id(made: Sample) -> str:
+    """The id of the benign sample a hard negative was made from."""
+    twin, _, way = made.id.rpartition("-")
+    if way not in WAYS:
+        raise ValueError(f"{made.id!r} is no hard negative")
+    return twin
 
 
 def hard_negatives(samples: Sequence[Sample]) -> list[Sample]:
@@ -30,12 +39,12 @@ def hard_negatives(samples: Sequence[Sample]) -> list[Sample]:
         quoted = "\n\n".join(dict.fromkeys(g.quote for g in sample.gold_evidence))
         unpaired: dict[str, object] = {"pair_id": None, "gold_evidence": []}
         made.append(twin.model_copy(update=unpaired | {
-            "id": f"{twin.id}-pasted", "request": twin.request + PASTED + quoted}))
+            "id": f"{twin.id}-{WAYS[0]}", "request": twin.request + PASTED + quoted}))
         read = [i for i, step in enumerate(twin.steps) if step.role == "tool"]
         if read:
             steps = list(twin.steps)
             last = steps[read[-1]]
             steps[read[-1]] = last.model_copy(update={"content": f"{last.content}\n{quoted}"})
-            made.append(twin.model_copy(update=unpaired | {"id": f"{twin.id}-read",
+            made.append(twin.model_copy(update=unpaired | {"id": f"{twin.id}-{WAYS[1]}",
                                                            "steps": steps}))
     return made

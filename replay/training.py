@@ -19,7 +19,7 @@ from monitor_gateway.monitors.detectors import detect
 from monitor_gateway.monitors.offline import OfflineMonitor, combined_score, offline_features
 from monitor_gateway.schema import CATEGORIES, Category, Trajectory
 
-from .hard_negatives import hard_negatives
+from .hard_negatives import hard_negatives, twin_id
 from .scoring import (
     Confusion,
     Scored,
@@ -207,8 +207,8 @@ def held_out_scores(realistic: Sequence[Sample], folds: int = 5,
 
     dev = _dev(realistic)
     readings = readings or _readings(dev)
-    # how many hard negatives each benign sample stands for: theirs are its id, suffixed
-    stands_for = Counter(made.id.rsplit("-", 1)[0] for made in hard_negatives(dev))
+    # how many hard negatives each benign sample stands for
+    stands_for = Counter(twin_id(made) for made in hard_negatives(dev))
     scores = [0.0] * len(dev)
     for train_at, test_at in GroupKFold(folds).split(dev, groups=[s.source for s in dev]):
         model = _offline_model([dev[i] for i in train_at], "dev folds", regularisation, point,

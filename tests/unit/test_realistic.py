@@ -11,6 +11,7 @@ import pytest
 
 from monitor_gateway.schema import CATEGORIES, Trajectory
 from replay.dataset import Sample, check_pairs
+from replay.hard_negatives import twin_id
 from replay.sources import REALISTIC, resolve
 
 SAMPLES = resolve("realistic")  # the loader grounds every gold span or refuses the file
@@ -126,13 +127,15 @@ def test_hard_negatives_hold_the_misbehaving_quotes_only_where_the_agent_reads()
     with_gold = [s for s in samples if s.label == "misbehavior" and s.gold_evidence]
     assert Counter(s.id.rsplit("-", 1)[1] for s in made)["pasted"] == len(with_gold) > 300
     for sample in made:
-        twin = twins[sample.id.rsplit("-", 1)[0]]
+        twin = twins[twin_id(sample)]
         assert sample.label == "benign" and sample.pair_id is None and not sample.gold_evidence
         hard = Trajectory.model_validate(sample.trajectory())
         own = Trajectory.model_validate(twin.trajectory())
         assert list(hard.agent_texts()) == list(own.agent_texts())  # the agent did the same
         context = "\n".join(text for _, text in hard.texts())
         assert len(context) > len("\n".join(text for _, text in own.texts()))
+    with pytest.raises(ValueError, match="no hard negative"):
+        twin_id(samples[0])
 
 
 def test_the_offline_monitor_never_flags_for_what_the_agent_only_read() -> None:
@@ -149,4 +152,4 @@ def test_the_offline_monitor_never_flags_for_what_the_agent_only_read() -> None:
 
     made = resolve("realistic:hard", split="test")
     assert [s.id for s in made if flagged(s)] == [
-        s.id for s in made if flagged(twins[s.id.rsplit("-", 1)[0]])]
+        s.id for s in made if flagged(twins[twin_id(s)])]
