@@ -11,8 +11,10 @@ import json
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from monitor_gateway.monitors import detectors, offline
 from monitor_gateway.monitors.base import InlineMonitor
 from monitor_gateway.monitors.classifier import ClassifierMonitor, LinearModel, features
 from monitor_gateway.monitors.detectors import detect
@@ -171,8 +173,17 @@ def _offline_model(samples: Sequence[Sample], trained_on: str,
                    analyzer: Callable[[Trajectory], list[str]] | None = None) -> LinearModel:
     model = train(samples, trained_on=trained_on, analyzer=analyzer or _offline_analyzer,
                   regularisation=regularisation, sublinear_tf=True, name="offline")
+    version = _digest(model.meta["version"], point, _detectors_source())
     return dataclasses.replace(model, intercept=model.intercept - math.log(point / (1 - point)),
-                               meta=model.meta | {"version": _digest(model.meta["version"], point)})
+                               meta=model.meta | {"version": version})
+
+
+def _detectors_source() -> str:
+    """The offline monitor's own code (its detectors, what it reads and how it decides): a
+    part of its version, for changed detectors judge differently even where the dev split's
+    features, and so the model, stay the same, and consumers dedupe on the version."""
+    files = [*sorted(Path(detectors.__file__).parent.glob("*.py")), Path(offline.__file__)]
+    return _digest(*(file.read_text(encoding="utf-8") for file in files))
 
 
 @dataclasses.dataclass(frozen=True)
