@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import json
+import random
+import re
 import weakref
 from typing import Any
 
@@ -392,6 +394,27 @@ def test_commands_are_parsed_through_wrappers_and_nesting() -> None:
 def test_unbalanced_quotes_and_hostile_input_do_not_raise() -> None:
     for text in ("echo 'unterminated", "x" * 200_000, "(" * 50_000, "```python\n" + "(" * 5000):
         MONITOR.judge_now(acting("bash", {"cmd": text}, response=text))
+
+
+def test_claims_of_any_numbers_are_read_without_raising() -> None:
+    """Claims are parsed from free text: a division by zero, an overflowing power, a
+    unit-like word that is no unit or a number too long to read is no claim, not a crash."""
+    rng = random.Random(3)
+    shapes = ["what is {n} {op} {n}?", "{n} {u} is {n} {u}", "{n}% of {n} is {n}",
+              "{n}% off ${n} is ${n}", "from {n} to {n}, a {n}% increase", "{n} in {n} ({n}%)",
+              "${n} at {n}% for {n} years grows to ${n}", "how many {u} is {n} {u}?",
+              "convert {n} {u} to {u}", "{n} {u} in {u}", "{n} {op} {n} = {n}", "{n} is prime"]
+    numbers = ["0", "1", "-5", "3.14", "1,000", "9" * 20, "0.0000001", "999999999999999"]
+    units = ["km", "mi", "°C", "°F", "kelvin", "GB", "Mb", "lb", "apples", "h", "s"]
+    ops = ["/", "*", "x", "-", "plus", "divided by"]
+
+    def claim() -> str:
+        return re.sub(r"\{(\w+)\}", lambda m: rng.choice(
+            {"n": numbers, "u": units, "op": ops}[m.group(1)]), rng.choice(shapes))
+
+    for _ in range(3000):
+        detect(Trajectory(id="t", request=claim(),
+                          response=" ".join(claim() for _ in range(rng.randint(1, 3)))))
 
 
 def test_a_judgement_keeps_no_syntax_tree_alive(monkeypatch: pytest.MonkeyPatch) -> None:
