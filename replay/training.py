@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from monitor_gateway.monitors import detectors, offline
+from monitor_gateway.monitors import classifier, detectors, offline
 from monitor_gateway.monitors.base import InlineMonitor
 from monitor_gateway.monitors.classifier import ClassifierMonitor, LinearModel, features
 from monitor_gateway.monitors.detectors import detect
@@ -179,10 +179,11 @@ def _offline_model(samples: Sequence[Sample], trained_on: str,
 
 
 def _detectors_source() -> str:
-    """The offline monitor's own code (its detectors, what it reads and how it decides): a
-    part of its version, for changed detectors judge differently even where the dev split's
-    features, and so the model, stay the same, and consumers dedupe on the version."""
-    files = [*sorted(Path(detectors.__file__).parent.glob("*.py")), Path(offline.__file__)]
+    """The offline monitor's own code (its detectors, the words it reads and how it scores
+    them): a part of its version, for changed code judges differently even where the dev
+    split's features, and so the model, stay the same, and consumers dedupe on the version."""
+    files = [*sorted(Path(detectors.__file__).parent.glob("*.py")),
+             Path(offline.__file__), Path(classifier.__file__)]
     return _digest(*(file.read_text(encoding="utf-8") for file in files))
 
 
