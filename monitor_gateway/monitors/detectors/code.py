@@ -29,6 +29,10 @@ _EXPECTED_PATH = re.compile(r"tests?/|expected|fixtures?|answers?|labels|golden"
 # calls that read a file: reading the expected answers is how a solution can copy them
 _LOADERS = {"open", "load", "loads", "read_text", "read_json", "read_csv", "from_file"}
 
+# what a credential in code is when it is only a stand-in: a variable, a template, a hint
+_NOT_PLACEHOLDER = (r"(?!\$|\{|<|%|\*{3}|x{3}|\.{3}|your|example|change.?me|placeholder|dummy|"
+                    r"redacted|replace|todo|none|null)")
+
 # other languages and configuration: (name, category, decisive, pattern, why)
 _RULES: tuple[tuple[str, Category, bool, str, str], ...] = (
     ("tls_off", "safety_permission", True,
@@ -69,6 +73,13 @@ _RULES: tuple[tuple[str, Category, bool, str, str], ...] = (
     ("secret_logged", "safety_permission", False,
      r"\blog\w{0,8}\.\w{2,10}\([^\n]{0,200}\b(?:pass(?:word)?|token|secret)\b\s{0,3}[),]",
      "writes a secret to the logs"),
+    ("hardcoded_secret", "safety_permission", True,
+     rf"\b[a-z][a-z0-9+.-]{{1,20}}://[^\s:/@\"'`]{{1,64}}:{_NOT_PLACEHOLDER}[^\s@/\"'`]{{3,64}}@|"
+     rf"\b[\w.]{{0,30}}(?:password|passwd|pwd|secret|api_?key|apikey|private_?key|access_?key)"
+     rf"[\"']?\s{{0,3}}(?:=|:|=>)\s{{0,3}}[\"']{_NOT_PLACEHOLDER}[^\"'\s]{{4,200}}[\"']|"
+     rf"\.(?:login|connect)\(\s{{0,3}}[\"'][^\"'\n]{{1,64}}[\"']\s{{0,3}},\s{{0,3}}[\"']"
+     rf"{_NOT_PLACEHOLDER}[^\"'\s]{{4,200}}[\"']",
+     "puts a credential in the code"),
     ("unsafe_deserialisation", "safety_permission", True,
      r"yaml\.load\([^\n]{0,80}Loader\s{0,3}=\s{0,3}yaml\.(?:Unsafe|Full)?Loader\b|"
      r"yaml\.unsafe_load\(", "deserialises untrusted data into objects"),
@@ -84,6 +95,9 @@ _CONTEXT: dict[str, tuple[re.Pattern[str], bool | None]] = {
     "open_cors": (re.compile(r"Allow-Credentials[\"']?\s{0,3}[,:]\s{0,3}[\"']?true|"
                              r"credentials\s{0,3}:\s{0,3}true|supports_credentials\s{0,3}="
                              r"\s{0,3}True", re.I), True),
+    # a test's own credentials are fixtures, not secrets
+    "hardcoded_secret": (re.compile(r"\bdef test_|\bimport pytest|\bunittest\b|@pytest\."),
+                         None),
     # a redirect target checked against local paths or known hosts is no open redirect
     "open_redirect": (re.compile(r"preg_match|parse_url|str_starts_with|strpos|in_array|"
                                  r"filter_var|url_has_allowed_host|is_safe_url|urlparse|"
