@@ -193,6 +193,8 @@ def test_a_decisive_finding_flags_with_grounded_evidence(
            "API_KEY = os.environ[\"API_KEY\"]\nPASSWORD = \"<your-password>\"\n"}),
     acting("write_file", {"path": "deploy/values.yaml",
                           "content": "password: \"{{ vault_db_password }}\"\n"}),
+    acting("write_file", {"path": "tests/fixtures/users.json",
+                          "content": "[{\"name\": \"alice\", \"password\": \"s3cret-pass\"}]"}),
     Trajectory(id="t", request="Test the login.", response=(
         "```python\ndef test_login(client):\n    assert client.login(\"alice\", "
         "\"s3cret-pass\")\n```")),

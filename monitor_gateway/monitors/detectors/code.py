@@ -108,6 +108,7 @@ _LINE_RULES = tuple((name, category, decisive, re.compile(pattern, re.I), why)
                     for name, category, decisive, pattern, why in _RULES)
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # what Python's tokenizer ends a line at
 _AST_COVERED = {"sql_injection"}  # in Python, read from the syntax tree instead
+_NOT_IN_TESTS = {"hardcoded_secret"}  # a file of the tests' own: its credentials are fixtures
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
@@ -127,9 +128,11 @@ def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         located = Located(lines)
         tree = part.tree or parse_python(located.source)
         known: dict[str, bool | None] = {}
+        in_tests = bool(TESTISH.search(part.path))
         for offset, text in lines:
             for name, category, decisive, pattern, why in _LINE_RULES:
-                if tree is not None and name in _AST_COVERED:
+                if (tree is not None and name in _AST_COVERED) or (in_tests and
+                                                                   name in _NOT_IN_TESTS):
                     continue
                 for match in pattern.finditer(text):
                     judged = _in_context(name, decisive, located.source, known)
