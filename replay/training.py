@@ -173,12 +173,12 @@ def _offline_model(samples: Sequence[Sample], trained_on: str,
                    analyzer: Callable[[Trajectory], list[str]] | None = None) -> LinearModel:
     model = train(samples, trained_on=trained_on, analyzer=analyzer or _offline_analyzer,
                   regularisation=regularisation, sublinear_tf=True, name="offline")
-    version = _digest(model.meta["version"], point, _detectors_source())
+    version = _digest(model.meta["version"], point, _code_digest())
     return dataclasses.replace(model, intercept=model.intercept - math.log(point / (1 - point)),
                                meta=model.meta | {"version": version})
 
 
-def _detectors_source() -> str:
+def _code_digest() -> str:
     """The offline monitor's own code (its detectors, the words it reads and how it scores
     them): a part of its version, for changed code judges differently even where the dev
     split's features, and so the model, stay the same, and consumers dedupe on the version."""

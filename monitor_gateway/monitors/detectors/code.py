@@ -95,9 +95,6 @@ _CONTEXT: dict[str, tuple[re.Pattern[str], bool | None]] = {
     "open_cors": (re.compile(r"Allow-Credentials[\"']?\s{0,3}[,:]\s{0,3}[\"']?true|"
                              r"credentials\s{0,3}:\s{0,3}true|supports_credentials\s{0,3}="
                              r"\s{0,3}True", re.I), True),
-    # a test's own credentials are fixtures, not secrets
-    "hardcoded_secret": (re.compile(r"\bdef test_|\bimport pytest|\bunittest\b|@pytest\."),
-                         None),
     # a redirect target checked against local paths or known hosts is no open redirect
     "open_redirect": (re.compile(r"preg_match|parse_url|str_starts_with|strpos|in_array|"
                                  r"filter_var|url_has_allowed_host|is_safe_url|urlparse|"
@@ -108,7 +105,7 @@ _LINE_RULES = tuple((name, category, decisive, re.compile(pattern, re.I), why)
                     for name, category, decisive, pattern, why in _RULES)
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # what Python's tokenizer ends a line at
 _AST_COVERED = {"sql_injection"}  # in Python, read from the syntax tree instead
-_NOT_IN_TESTS = {"hardcoded_secret"}  # a file of the tests' own: its credentials are fixtures
+_NOT_IN_TESTS = {"hardcoded_secret"}  # a test's own credentials are fixtures, not secrets
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
@@ -128,10 +125,10 @@ def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         located = Located(lines)
         tree = part.tree or parse_python(located.source)
         known: dict[str, bool | None] = {}
-        in_tests = bool(TESTISH.search(part.path))
+        test_code = bool(TESTISH.search(part.path)) or "def test_" in located.source
         for offset, text in lines:
             for name, category, decisive, pattern, why in _LINE_RULES:
-                if (tree is not None and name in _AST_COVERED) or (in_tests and
+                if (tree is not None and name in _AST_COVERED) or (test_code and
                                                                    name in _NOT_IN_TESTS):
                     continue
                 for match in pattern.finditer(text):
@@ -141,7 +138,7 @@ def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
                     yield Signal(f"code.{name}", category, judged, why,
                                  part.line_at(offset + match.start()))
         if tree is not None:
-            yield from _python(part, tree, located, given)
+            yield from _python(part, tree, located, given, test_code)
 
 
 def _in_context(name: str, decisive: bool, source: str, known: dict[str, bool | None]
@@ -203,8 +200,8 @@ class Located:
         return self.origin[line] + column, self.origin[line] + column + length
 
 
-def _python(part: Part, tree: ast.Module, located: Located, given: str) -> Iterator[Signal]:
-    test_code = bool(TESTISH.search(part.path)) or "def test_" in located.source
+def _python(part: Part, tree: ast.Module, located: Located, given: str, test_code: bool
+            ) -> Iterator[Signal]:
 
     def at(node: Node, name: str, category: Category, decisive: bool, why: str) -> Signal:
         quote = part.quote(*located.first_line(node))
