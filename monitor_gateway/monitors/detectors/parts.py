@@ -21,7 +21,11 @@ from ..base import Quote
 
 Kind = Literal["say", "command", "sql", "code", "file", "diff", "message"]
 _COMMAND_KEYS = {"cmd", "command", "script", "shell"}
-_FILE_KEYS = {"content", "contents", "text", "new_content"}
+_FILE_KEYS = {"content", "contents", "text", "new_content", "file_text"}
+_PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file")
+# an edit given as the text it replaces and its replacement (the str_replace editors of
+# OpenHands and SWE-agent, Claude Code's Edit), alone or as a list of ``edits``
+_EDIT_KEYS = (("old_str", "new_str"), ("old_string", "new_string"))
 _DIFF_KEYS = {"diff", "patch"}
 _MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
 _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "run_command"}
@@ -58,9 +62,13 @@ class Part:
 
     def line_at(self, position: int) -> Quote:
         """The line around ``position``, what a reviewer would point at; at most ``LINE``
-        characters either side, so a huge one-line script costs no more a finding."""
+        characters either side, so a huge one-line script costs no more a finding. A
+        diff's line is quoted as added or removed, without its marker: an edit given as
+        replaced text has none in its call."""
         text = self.text
         start = text.rfind("\n", max(0, position - LINE), position) + 1 or max(0, position - LINE)
+        if self.kind == "diff" and start < position and text[start] in "+-":
+            start += 1
         end = text.find("\n", position, position + LINE)
         return self.quote(start, min(len(text), position + LINE) if end < 0 else end)
 
@@ -170,13 +178,29 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
         if not isinstance(parsed, dict):
             return
         arguments = parsed
-    path = str(arguments.get("path") or arguments.get("file") or arguments.get("filename") or "")
+    path = str(next((arguments[key] for key in _PATH_KEYS if arguments.get(key)), ""))
+    edits = arguments.get("edits")
+    for edit in [arguments, *(edits if isinstance(edits, list) else ())]:
+        if isinstance(edit, dict):
+            yield from _replacements(source, edit, path)
     for key, value in arguments.items():
         if not isinstance(value, str) or not value:
             continue
         typed = _kind(tool.lower(), key.lower(), path)
         if typed is not None:
             yield Part(typed, source, value, escaped=True, path=path)
+
+
+def _replacements(source: str, edit: dict[str, object], path: str) -> Iterator[Part]:
+    """An edit given as replaced text and its replacement, as the unified diff it amounts
+    to: every line of the old text removed, every line of the new added. Its lines are
+    the call's own, so quotes of them are found in its arguments."""
+    for old_key, new_key in _EDIT_KEYS:
+        old, new = edit.get(old_key), edit.get(new_key)
+        if isinstance(old, str) and isinstance(new, str) and (old or new):
+            lines = [f"-{line}" for line in old.splitlines()]
+            lines += [f"+{line}" for line in new.splitlines()]
+            yield Part("diff", source, "\n".join(lines), escaped=True, path=path)
 
 
 def _kind(tool: str, key: str, path: str) -> Kind | None:
