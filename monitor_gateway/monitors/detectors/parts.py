@@ -27,6 +27,11 @@ _PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file"
 # OpenHands and SWE-agent, Claude Code's Edit), alone or as a list of ``edits``
 _EDIT_KEYS = (("old_str", "new_str"), ("old_string", "new_string"))
 _DIFF_KEYS = {"diff", "patch"}
+# where a patch names the file its next lines change: a unified diff's "+++ b/path", a
+# Codex apply_patch's "*** Update File: path" or "*** Add File: path"
+_FILE_HEADER = re.compile(r"^(?:\+\+\+ (?:b/)?|\*\*\* (?:Add|Update) File: )([^\t\n]{1,300})",
+                          re.M)
+_SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 _MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
 _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "run_command"}
 LINE = 240  # the most of a line a quote carries either side of a finding
@@ -184,11 +189,41 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
         if isinstance(edit, dict):
             yield from _replacements(source, edit, path)
     for key, value in arguments.items():
+        if isinstance(value, list) and key.lower() in _COMMAND_KEYS:
+            value = _script(value)  # a command given as its argument list
         if not isinstance(value, str) or not value:
             continue
         typed = _kind(tool.lower(), key.lower(), path)
-        if typed is not None:
+        if typed == "diff":
+            yield from _patches(source, value, path)
+        elif typed is not None:
             yield Part(typed, source, value, escaped=True, path=path)
+
+
+def _script(argv: list[object]) -> str | None:
+    """The command an argument list runs: the script of ``["bash", "-lc", script]`` (so
+    quotes of it are found in the call), else the arguments joined by spaces (a quote
+    spanning two of them is not found in the call; the finding stands)."""
+    if not argv or not all(isinstance(arg, str) for arg in argv):
+        return None
+    words = [str(arg) for arg in argv]
+    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in _SHELLS and \
+            words[1].startswith("-") and "c" in words[1]:
+        return words[2]
+    return " ".join(words)
+
+
+def _patches(source: str, patch: str, path: str) -> Iterator[Part]:
+    """A patch as one diff a file it changes, each with the path its header names (the
+    call's own path when it names none), so a test's file is told from the code's."""
+    headers = list(_FILE_HEADER.finditer(patch))
+    if not headers:
+        yield Part("diff", source, patch, escaped=True, path=path)
+        return
+    ends = [following.start() for following in headers[1:]] + [len(patch)]
+    for header, end in zip(headers, ends, strict=True):
+        yield Part("diff", source, patch[header.end():end], escaped=True,
+                   path=header.group(1).strip())
 
 
 def _replacements(source: str, edit: dict[str, object], path: str) -> Iterator[Part]:
@@ -204,7 +239,7 @@ def _replacements(source: str, edit: dict[str, object], path: str) -> Iterator[P
 
 
 def _kind(tool: str, key: str, path: str) -> Kind | None:
-    if key in _DIFF_KEYS:
+    if key in _DIFF_KEYS or tool == "apply_patch":
         return "diff"
     if key in _COMMAND_KEYS or (tool in _SHELL_TOOLS and key in ("input", "args")):
         return "command"
