@@ -21,8 +21,12 @@ from ..base import Quote
 
 Kind = Literal["say", "command", "sql", "code", "file", "diff", "message"]
 _COMMAND_KEYS = {"cmd", "command", "script", "shell"}
-_FILE_KEYS = {"content", "contents", "text", "new_content", "file_text"}
-_PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file")
+# a file written whole, or the part of it a tool writes (Cursor's code_edit, a notebook
+# cell's new_source)
+_FILE_KEYS = {"content", "contents", "text", "new_content", "file_text", "code_edit",
+              "new_source"}
+_PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file",
+              "notebook_path")
 # an edit given as the text it replaces and its replacement (the str_replace editors of
 # OpenHands and SWE-agent, Claude Code's Edit), alone or as a list of ``edits``
 _EDIT_KEYS = (("old_str", "new_str"), ("old_string", "new_string"))
