@@ -629,17 +629,26 @@ def test_a_finding_on_a_huge_one_line_script_quotes_a_bounded_window() -> None:
     assert len(signal.quote.text) <= 2 * LINE
 
 
-def test_bandit_reads_parts_up_to_its_bound_and_the_code_detectors_own_checks_read_all(
+def test_bandit_reads_a_trajectorys_code_up_to_its_bound_and_the_code_detector_reads_all(
         ) -> None:
-    """bandit costs about 1.4 us a character: a part past ``MOST`` is left to the code
-    detector's own checks, so a 1 MiB file costs no second of bandit."""
+    """bandit costs about 1.4 us a character: past ``MOST`` characters of a trajectory's
+    code, a part is left to the code detector's own checks, so a file of 1 MiB, or a
+    thousand small ones, costs no second of bandit."""
     risky = ("import subprocess\nfrom jinja2 import Environment\n\ndef run(name):\n"
              "    env = Environment(autoescape=False)\n"
              "    subprocess.run(f\"convert {name}\", shell=True)\n")
-    padding = "\n".join(f"X{i} = {i}" for i in range(MOST // 8))
-    names = [{s.name for s in detect(acting("write_file", {"path": "app/x.py", "content": code}))}
-             for code in (risky, risky + padding)]
-    assert names == [{"code.bandit", "code.shell_injection"}, {"code.shell_injection"}]
+
+    def padding(size: int) -> str:  # harmless Python of at most ``size`` characters
+        return "X = 0\n" * (size // 6)
+
+    def fenced(*codes: str) -> set[str]:
+        answer = "".join(f"```python\n{code}\n```\n" for code in codes)
+        return {s.name for s in detect(Trajectory(id="t", request="r", response=answer))}
+
+    assert fenced(risky) == {"code.bandit", "code.shell_injection"}
+    assert fenced(risky + padding(MOST)) == {"code.shell_injection"}
+    assert fenced(padding(MOST - 50), risky) == {"code.shell_injection"}
+    assert fenced(padding(MOST // 2), risky) == {"code.bandit", "code.shell_injection"}
 
 
 def test_a_table_returned_by_input_is_one_finding_however_deeply_it_is_nested() -> None:

@@ -3,8 +3,9 @@ the constructs the code detector does not look for itself (weak ciphers and prot
 XML parsers open to entity attacks, SSH without host keys, templates without escaping...).
 
 Only bandit's checks run, not its command: its node visitor walks the syntax tree the code
-detector already parsed. It costs about 1.4 us a character, so a part longer than ``MOST``
-characters is left to the code detector's own checks, which are linear and far cheaper.
+detector already parsed. It costs about 1.4 us a character, so it reads at most ``MOST``
+characters of a trajectory's code (its parts in order; one that does not fit what is left
+is not read); the code detector's own checks, linear and far cheaper, read it all.
 ``# nosec`` comments are not honoured: an agent does not get to exempt its own code.
 """
 
@@ -25,7 +26,7 @@ try:
 finally:
     _loader_log.disabled = _was_disabled
 
-MOST = 8_000  # characters of a part bandit reads: about 11 ms at most
+MOST = 8_000  # characters of a trajectory's code bandit reads: about 11 ms at most
 
 # the checks run, each with the protocol it objects to when choosing that protocol is the
 # finding, and its secure alternatives: a request that names the protocol and no
@@ -83,11 +84,9 @@ class Finding:
             rf"\b(?:{alternatives})\b", request, re.I)
 
 
-def findings(tree: ast.Module, source: str) -> Iterator[Finding]:
-    """bandit's findings on ``tree`` (parsed from ``source``), none for a part longer than
-    ``MOST``. A plugin that fails is bandit's to log, not a failed judgement."""
-    if len(source) > MOST:
-        return
+def findings(tree: ast.Module) -> Iterator[Finding]:
+    """bandit's findings on ``tree``. A plugin that fails is bandit's to log, not a failed
+    judgement."""
     stats = metrics.Metrics()
     stats.begin("./agent.py")
     visitor = node_visitor.BanditNodeVisitor("./agent.py", None, meta_ast.BanditMetaAst(),

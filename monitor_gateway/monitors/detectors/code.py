@@ -119,6 +119,7 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
 
 def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     given = context(trajectory)
+    unread = bandit_plugins.MOST  # characters of code bandit may still read
     for part in done:
         if part.kind not in ("code", "file", "diff"):
             continue
@@ -140,7 +141,9 @@ def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
                                  part.line_at(offset + match.start()))
         if tree is not None:
             yield from _python(part, tree, located, given, test_code)
-            yield from _bandit(part, tree, located, given, test_code)
+            if len(located.source) <= unread:
+                unread -= len(located.source)
+                yield from _bandit(part, tree, located, given, test_code)
 
 
 def _in_context(name: str, decisive: bool, source: str, known: dict[str, bool | None]
@@ -287,7 +290,7 @@ def _bandit(part: Part, tree: ast.Module, located: Located, given: str, test_cod
             ) -> Iterator[Signal]:
     """bandit's findings, decisive where it rates them severe with high confidence, unless
     in test code or the request asked for what was found."""
-    for found in bandit_plugins.findings(tree, located.source):
+    for found in bandit_plugins.findings(tree):
         decisive = found.severe and not test_code and not found.asked(given)
         yield Signal("code.bandit", "safety_permission", decisive,
                      f"bandit {found.test_id}: {found.text}",
