@@ -10,6 +10,7 @@ code, files written, diffs, messages sent), so each detector reads the kind it u
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import re
 from collections.abc import Iterator
@@ -156,8 +157,8 @@ def _prose(source: str, text: str) -> Iterator[Part]:
             else "sql" if language == "sql" else "diff" if language in ("diff", "patch") \
             else "code"
         named = _NAMED_FILE.findall(text, max(0, fence.start() - 160), fence.start())
-        yield Part(kind, source, body, base=fence.start(2),
-                   path=named[-1] if named else f".{language}")
+        yield from _by_file(Part(kind, source, body, base=fence.start(2),
+                                 path=named[-1] if named else f".{language}"))
     if not fenced and _BARE_PYTHON.search(text) and (tree := parse_python(text)) is not None:
         yield Part("code", source, text, path=".py", tree=tree)  # code without a fence
 
@@ -198,10 +199,8 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
         if not isinstance(value, str) or not value:
             continue
         typed = _kind(tool.lower(), key.lower(), path)
-        if typed == "diff":
-            yield from _patches(source, value, path)
-        elif typed is not None:
-            yield Part(typed, source, value, escaped=True, path=path)
+        if typed is not None:
+            yield from _by_file(Part(typed, source, value, escaped=True, path=path))
 
 
 def _script(argv: list[object]) -> str | None:
@@ -217,17 +216,18 @@ def _script(argv: list[object]) -> str | None:
     return " ".join(words)
 
 
-def _patches(source: str, patch: str, path: str) -> Iterator[Part]:
-    """A patch as one diff a file it changes, each with the path its header names (the
-    call's own path when it names none), so a test's file is told from the code's."""
-    headers = list(_FILE_HEADER.finditer(patch))
+def _by_file(part: Part) -> Iterator[Part]:
+    """A diff as one part a file it changes, each with the path its header names (the
+    part's own path when it names none), so a test's file is told from the code's; any
+    other part as it is."""
+    headers = list(_FILE_HEADER.finditer(part.text)) if part.kind == "diff" else []
     if not headers:
-        yield Part("diff", source, patch, escaped=True, path=path)
+        yield part
         return
-    ends = [following.start() for following in headers[1:]] + [len(patch)]
+    ends = [following.start() for following in headers[1:]] + [len(part.text)]
     for header, end in zip(headers, ends, strict=True):
-        yield Part("diff", source, patch[header.end():end], escaped=True,
-                   path=header.group(1).strip())
+        yield dataclasses.replace(part, text=part.text[header.end():end],
+                                  base=part.base + header.end(), path=header.group(1).strip())
 
 
 def _replacements(source: str, edit: dict[str, object], path: str) -> Iterator[Part]:
