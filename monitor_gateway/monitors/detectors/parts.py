@@ -155,12 +155,20 @@ def _prose(source: str, text: str) -> Iterator[Part]:
         language, body = fence.group(1).lower(), fence.group(2)
         kind: Kind = "command" if language in ("bash", "sh", "shell", "console", "zsh") \
             else "sql" if language == "sql" else "diff" if language in ("diff", "patch") \
-            else "code"
+            or _diff_shaped(body) else "code"
         named = _NAMED_FILE.findall(text, max(0, fence.start() - 160), fence.start())
         yield from _by_file(Part(kind, source, body, base=fence.start(2),
                                  path=named[-1] if named else f".{language}"))
     if not fenced and _BARE_PYTHON.search(text) and (tree := parse_python(text)) is not None:
         yield Part("code", source, text, path=".py", tree=tree)  # code without a fence
+
+
+def _diff_shaped(body: str) -> bool:
+    """A fence of another language written as a diff: every line kept, added or removed,
+    one at least added or removed (a YAML list's "- item" is neither)."""
+    lines = body.splitlines()
+    return all(not line or line[0] in "+- " for line in lines) and any(
+        len(line) > 1 and line[0] in "+-" and line[1] not in "+- \t" for line in lines)
 
 
 def prose(text: str) -> str:
