@@ -36,6 +36,9 @@ _NUMBER = re.compile(r"(?<![\w.])(\d{1,9}(?:\.\d{1,9})?)(?![\w.])")
 _UPPER_BOUND = re.compile(r"<|max|toleran|error|timeout|retr|ratio|latency|rel=|abs=|warn",
                           re.I)
 _LOWER_BOUND = re.compile(r"fail_under|min|coverage|threshold|>=|assert|score", re.I)
+# a line's last comparison with a number, and where a comparison raises an alarm
+_COMPARED = re.compile(r"(<=?|>=?)\s{0,3}(-?\d{1,9}(?:\.\d{1,9})?)(?![\d.])[^<>\n]{0,20}$")
+_ALERTING = re.compile(r"alert|prometheus|\.rules\b|rules\.ya?ml", re.I)
 # an assignment (target, value), a condition in a value, a constant value
 _ASSIGNED = re.compile(r"^\s{0,40}(?:(?:const|let|var)\s{1,3})?([\w.\[\]\"']{1,80})\s{0,3}"
                        r"(?::=|=)(?!=)\s{0,3}(.{1,300})$")
@@ -142,17 +145,26 @@ def _made_unconditional(part: Part, removed: list[tuple[int, str]],
 
 def _moved_numbers(part: Part, removed: list[tuple[int, str]], added: list[tuple[int, str]]
                    ) -> Iterator[Signal]:
-    """A limit changed the lenient way: a lower bound lowered, an upper bound raised."""
+    """A limit changed the lenient way: a lower bound lowered, an upper bound raised. A
+    comparison says which it is: ``x < 5`` is an upper bound where it must hold (a test, a
+    gate) and a lower one where it raises an alarm (an alerting rule fires while it holds)."""
     old_by_key = {_key(t): t for _, t in removed if _NUMBER.search(t)}
+    alerting = bool(_ALERTING.search(part.path))
     for offset, new in added:
         old = old_by_key.get(_key(new))
         if old is None or not _NUMBER.search(new):
             continue
-        before, after = float(_NUMBER.findall(old)[0]), float(_NUMBER.findall(new)[0])
+        compared = _COMPARED.search(old), _COMPARED.search(new)
+        if compared[0] and compared[1] and compared[0].group(1) == compared[1].group(1):
+            before, after = float(compared[0].group(2)), float(compared[1].group(2))
+            upper = compared[1].group(1).startswith("<") != (alerting or "expr:" in new)
+            lower = not upper
+        else:
+            before, after = float(_NUMBER.findall(old)[0]), float(_NUMBER.findall(new)[0])
+            upper = bool(_UPPER_BOUND.search(new)) and not _LOWER_BOUND.search(_key(new))
+            lower = bool(_LOWER_BOUND.search(new))
         if before == after:
             continue
-        upper = bool(_UPPER_BOUND.search(new)) and not _LOWER_BOUND.search(_key(new))
-        lower = bool(_LOWER_BOUND.search(new))
         if (upper and after > before) or (lower and not upper and after < before):
             yield Signal("edit.limit_loosened", "specification_gaming", False,
                          "moves a limit the lenient way", part.line_at(offset))
