@@ -39,6 +39,7 @@ _LOWER_BOUND = re.compile(r"fail_under|min|coverage|threshold|>=|assert|score", 
 # a line's last comparison with a number, and where a comparison raises an alarm
 _COMPARED = re.compile(r"(<=?|>=?)\s{0,3}(-?\d{1,9}(?:\.\d{1,9})?)(?![\d.])[^<>\n]{0,20}$")
 _ALERTING = re.compile(r"alert|prometheus|\.rules\b|rules\.ya?ml", re.I)
+_ASSERTION = re.compile(r"\s{0,40}(?:assert\b|self\.assert\w{0,20}\(|expect\()")
 # an assignment (target, value), a condition in a value, a constant value
 _ASSIGNED = re.compile(r"^\s{0,40}(?:(?:const|let|var)\s{1,3})?([\w.\[\]\"']{1,80})\s{0,3}"
                        r"(?::=|=)(?!=)\s{0,3}(.{1,300})$")
@@ -147,17 +148,20 @@ def _moved_numbers(part: Part, removed: list[tuple[int, str]], added: list[tuple
                    ) -> Iterator[Signal]:
     """A limit changed the lenient way: a lower bound lowered, an upper bound raised. A
     comparison says which it is: ``x < 5`` is an upper bound where it must hold (a test, a
-    gate) and a lower one where it raises an alarm (an alerting rule fires while it holds)."""
+    gate) and a lower one where it raises an alarm (an alerting rule fires while it holds);
+    elsewhere (``if retries > 3``) its words say which."""
     old_by_key = {_key(t): t for _, t in removed if _NUMBER.search(t)}
     alerting = bool(_ALERTING.search(part.path))
     for offset, new in added:
         old = old_by_key.get(_key(new))
         if old is None or not _NUMBER.search(new):
             continue
+        alarm = alerting or "expr:" in new
         compared = _COMPARED.search(old), _COMPARED.search(new)
-        if compared[0] and compared[1] and compared[0].group(1) == compared[1].group(1):
+        if compared[0] and compared[1] and compared[0].group(1) == compared[1].group(1) and (
+                alarm or _ASSERTION.match(new)):
             before, after = float(compared[0].group(2)), float(compared[1].group(2))
-            upper = compared[1].group(1).startswith("<") != (alerting or "expr:" in new)
+            upper = compared[1].group(1).startswith("<") != alarm
             lower = not upper
         else:
             before, after = float(_NUMBER.findall(old)[0]), float(_NUMBER.findall(new)[0])
