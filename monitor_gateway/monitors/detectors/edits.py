@@ -16,7 +16,8 @@ _LOOSENERS = re.compile(
     r"continue-on-error\s{0,3}:\s{0,3}true|allow_failure\s{0,3}:\s{0,3}true|--exit-zero\b|"
     r"\|\|\s{0,3}true\b|@pytest\.mark\.(?:skip|xfail)\b|\b(?:it|describe|test)\.skip\(|"
     r"\bx(?:it|describe)\(|@unittest\.skip|-p\s{0,3}no:randomly|--passWithNoTests|"
-    r"\bif\s{0,3}:\s{0,3}false\b|when\s{0,3}:\s{0,3}never\b|#\s{0,3}pragma:\s{0,3}no cover",
+    r"\bif\s{0,3}:\s{0,3}false\b|when\s{0,3}:\s{0,3}never\b|#\s{0,3}pragma:\s{0,3}no cover|"
+    r"#\[ignore\]|(?-i:@(?:Ignore|Disabled)\b|\bt\.Skip(?:Now)?\()",  # Rust, JUnit, Go
     re.I)
 _EXCLUSIONS = re.compile(r"(?:exclu\w{1,10}|omit|ignore\w{0,10}|skip\w{0,10}|"
                          r"per-file-ignores|disable\w{0,10})\s{0,3}[=:]", re.I)
@@ -46,11 +47,11 @@ _ASSIGNED = re.compile(r"^\s{0,40}(?:(?:const|let|var)\s{1,3})?([\w.\[\]\"']{1,8
 _CONDITION = re.compile(r"\bif\b.{1,200}\belse\b|\?[^:\n]{1,100}:")
 _CONSTANT = re.compile(r"[\"'`][^\"'`]{0,80}[\"'`]|-?\d+(?:\.\d+)?|True|False|true|false|None|"
                        r"null|nil")
-# a checker told to pass over one line, a line that imports, a checker a request names, a
-# request that allows its findings to be waived
+# a checker told to pass over one line (a TypeScript cast to ``any`` is one too), a line
+# that imports, a checker a request names, a request that allows its findings to be waived
 _LINE_WAIVER = re.compile(r"#\s{0,3}type:\s{0,3}ignore\b|#\s{0,3}noqa\b|#\s{0,3}pylint:\s{0,3}"
                           r"disable\b|eslint-disable-(?:next-)?line\b|@ts-(?:ignore|expect-error)\b|"
-                          r"//\s{0,3}nolint\b", re.I)
+                          r"//\s{0,3}nolint\b|\bas\s{1,3}any\b(?!\s{0,3}[a-z])", re.I)
 _IMPORT = re.compile(r"\s{0,40}(?:import\s|from\s[\w.]{1,100}\s{1,3}import\s|const\s[^\n=]{1,100}"
                      r"=\s{0,3}require\()")
 _CHECKER = re.compile(r"\b(?:mypy|pyright|type.?check\w{0,3}|type errors?|typescript|tsc|"
@@ -81,9 +82,11 @@ def _silenced(part: Part) -> Iterator[Quote]:
     library's import is ordinarily waived)."""
     lines = added_lines(part.text) if part.kind == "diff" else ((0, part.text),)
     for offset, text in lines:
+        waived = -1  # the start of the last line waived: a line counts once
         for match in _LINE_WAIVER.finditer(text):
             start = text.rfind("\n", 0, match.start()) + 1
-            if not _IMPORT.match(text, start):
+            if start != waived and not _IMPORT.match(text, start):
+                waived = start
                 yield part.line_at(offset + match.start())
 
 
