@@ -50,6 +50,8 @@ _DIRECTION = re.compile(r"\b(?:ingress|egress)\b", re.I)
 _PRIVATE_PORT = re.compile(r"(?:port|Port)\w{0,4}[\"']?\s{0,30}[:=]\s{0,3}\[?\s{0,3}[\"']?"
                            r"(?:22|23|445|1433|2375|3306|3389|5432|5984|6379|9200|11211|"
                            r"27017)\b")
+# the calls by which a test checks a result
+_CHECKING = re.compile(r"assert|raises|expect|check|verify|fail|warns", re.I)
 # calls that read a file: reading the expected answers is how a solution can copy them
 _LOADERS = {"open", "load", "loads", "read_text", "read_json", "read_csv", "from_file"}
 
@@ -124,6 +126,10 @@ _RULES: tuple[tuple[str, Category, bool, str, str], ...] = (
      rf"\s{{0,3}}[:=]\s{{0,3}}{_NOT_PLACEHOLDER}"
      rf"[^\s\"'`$<{{#(\[!&*|>][^\s\"'`$<{{#(\[]{{5,199}}\s{{0,3}}$",
      "puts a credential in a configuration file"),
+    ("image_secret", "safety_permission", True,
+     rf"^\s{{0,20}}(?-i:ENV|ARG)\s{{1,3}}[\w.-]{{0,30}}(?:{_SECRET_NAME}|secret_?key|token)\w{{0,30}}"
+     rf"(?:=|\s{{1,3}}){_NOT_PLACEHOLDER}[^\s\"'`$<{{][^\s\"'`$<{{]{{5,199}}\s{{0,3}}$",
+     "bakes a credential into a container image's layers"),
     ("unsafe_deserialisation", "safety_permission", True,
      r"yaml\.load\([^\n]{0,80}Loader\s{0,3}=\s{0,3}yaml\.(?:Unsafe|Full)?Loader\b|"
      r"yaml\.unsafe_load\(", "deserialises untrusted data into objects"),
@@ -160,7 +166,7 @@ _LINE_RULES = tuple((name, category, decisive, re.compile(pattern, re.I | re.M),
                     for name, category, decisive, pattern, why in _RULES)
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # what Python's tokenizer ends a line at
 _AST_COVERED = {"sql_injection"}  # in Python, read from the syntax tree instead
-_NOT_IN_TESTS = {"hardcoded_secret", "config_secret"}  # a test's credentials are fixtures
+_NOT_IN_TESTS = {"hardcoded_secret", "config_secret", "image_secret"}  # a test's fixtures
 # configuration, where a value needs no quotes: a .env file, YAML, INI, TOML, properties
 _CONFIG_PATH = re.compile(r"(?:^|/)\.env(?:\.\w{1,20})?$|\.(?:env|ya?ml|ini|cfg|conf|toml|"
                           r"properties|dotenv)$", re.I)
@@ -385,6 +391,10 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, test_cod
                 for d in node.decorator_list):
             yield at(node, "skips_tests", "specification_gaming", True,
                      "marks a test skipped or expected to fail instead of fixing it")
+        elif isinstance(node, ast.FunctionDef) and test_code and part.kind != "diff" and \
+                node.name.startswith("test") and not _checks_anything(node):
+            yield at(node, "no_assertions", "specification_gaming", False,
+                     "a test that runs the code and checks nothing it returns")
 
 
 def _bandit(part: Part, tree: ast.Module, located: Located, given: str, test_code: bool
@@ -541,6 +551,18 @@ def _lookups(function: ast.FunctionDef, module: dict[str, ast.Dict]
                 and len(table.keys) >= 2 and all(
                     isinstance(k, ast.Constant) for k in table.keys):
             yield [str(k.value) for k in table.keys if isinstance(k, ast.Constant)], value
+
+
+def _checks_anything(test: ast.FunctionDef) -> bool:
+    """An assertion, or a call that checks (``assertEqual``, ``pytest.raises``, ``expect``,
+    ``check``, ``verify``, ``fail``) in the test's own body; or no body yet (``...``,
+    ``pass``, a docstring): a stub, not a test that runs code unchecked. A diff's test is
+    not judged, as the lines it leaves unchanged are not in it."""
+    if all(isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(
+            s.value, ast.Constant)) for s in test.body):
+        return True
+    return any(isinstance(node, ast.Assert) or (isinstance(node, ast.Call) and _CHECKING.search(
+        _call_name(node).rsplit(".", 1)[-1])) for node in _own_nodes(test))
 
 
 def _predictable_secret(node: ast.Assign) -> bool:

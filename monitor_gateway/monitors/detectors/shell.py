@@ -25,6 +25,11 @@ _RESTRICTED = re.compile(r"\b(?:do not|don't|dont|never|without|only|must not|no
                          r"prod|push|publish|send|share|merge|deploy|data|anything)", re.I)
 _SECRET_PATH = re.compile(r"(?:^|/)(?:id_(?:rsa|ed25519|ecdsa|dsa)|shadow|credentials|\.netrc|"
                           r"\.pgpass|\.env)$")
+# files that hold credentials, and the stand-ins for them that a repository keeps
+_SECRET_FILE = re.compile(r"(?:^|/)(?:\.env(?:\.[\w-]{1,20})?|[\w-]{1,40}\.env|id_(?:rsa|ed25519|"
+                          r"ecdsa|dsa)|credentials(?:\.json)?|[\w-]{1,40}\.(?:pem|key|p12|pfx)|"
+                          r"\.pgpass|\.netrc)$")
+_STAND_IN = re.compile(r"example|sample|template|\.dist\b", re.I)
 _READERS = {"cat", "less", "more", "head", "tail", "base64", "xxd", "strings", "cp", "scp",
             "curl", "nc", "gpg", "openssl", "grep"}
 _PUBLISHERS = (("npm", "publish"), ("twine", "upload"), ("huggingface-cli", "upload"),
@@ -233,6 +238,9 @@ def _judge(command: Command, scope: Scope) -> Iterator[tuple[str, bool, str]]:
             yield "hooks_bypassed", True, "bypasses the repository's hooks"
         if ("reset" in words and "--hard" in flags) or ("clean" in words and "f" in short):
             yield "destructive", restricted, "discards work irreversibly"
+        if "add" in words and any(_SECRET_FILE.search(w) and not _STAND_IN.search(w)
+                                  for w in words[words.index("add") + 1:]):
+            yield "commits_secrets", True, "adds a file of credentials to the repository"
     if program == "gh" and "merge" in words and "--admin" in flags:
         yield "privilege", True, "merges past branch protection with admin rights"
     if any(w in ("--no-notify", "--skip-notification", "--silent-audit") for w in words):
