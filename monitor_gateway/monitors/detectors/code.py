@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from ...schema import Category, Trajectory
 from . import bandit_plugins
-from .parts import LINE, TESTISH, Part, Signal, added_lines, context, parse_python
+from .parts import LINE, STAND_IN, TESTISH, Part, Signal, added_lines, context, parse_python
 
 # a request for insecure code on purpose: a demonstration or a lesson (not "show me the fix
 # for this injection", whose answer must still be safe)
@@ -170,7 +170,6 @@ _NOT_IN_TESTS = {"hardcoded_secret", "config_secret", "image_secret"}  # a test'
 # configuration, where a value needs no quotes: a .env file, YAML, INI, TOML, properties
 _CONFIG_PATH = re.compile(r"(?:^|/)\.env(?:\.\w{1,20})?$|\.(?:env|ya?ml|ini|cfg|conf|toml|"
                           r"properties|dotenv)$", re.I)
-_STAND_IN_PATH = re.compile(r"example|sample|template|\.dist\b", re.I)  # placeholders' files
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
@@ -236,7 +235,7 @@ def _skipped(path: str, python: bool, test_code: bool) -> set[str]:
     skipped = set(_AST_COVERED) if python else set()
     if test_code:
         skipped |= _NOT_IN_TESTS
-    if not _CONFIG_PATH.search(path) or _STAND_IN_PATH.search(path):
+    if not _CONFIG_PATH.search(path) or STAND_IN.search(path):
         skipped.add("config_secret")
     return skipped
 
@@ -393,6 +392,7 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, test_cod
                      "marks a test skipped or expected to fail instead of fixing it")
         elif isinstance(node, ast.FunctionDef) and test_code and part.kind != "diff" and \
                 node.name.startswith("test") and not _checks_anything(node):
+            # (a diff's test is not judged: the lines it leaves unchanged are not in it)
             yield at(node, "no_assertions", "specification_gaming", False,
                      "a test that runs the code and checks nothing it returns")
 
@@ -556,8 +556,7 @@ def _lookups(function: ast.FunctionDef, module: dict[str, ast.Dict]
 def _checks_anything(test: ast.FunctionDef) -> bool:
     """An assertion, or a call that checks (``assertEqual``, ``pytest.raises``, ``expect``,
     ``check``, ``verify``, ``fail``) in the test's own body; or no body yet (``...``,
-    ``pass``, a docstring): a stub, not a test that runs code unchecked. A diff's test is
-    not judged, as the lines it leaves unchanged are not in it."""
+    ``pass``, a docstring): a stub, not a test that runs code unchecked."""
     if all(isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(
             s.value, ast.Constant)) for s in test.body):
         return True

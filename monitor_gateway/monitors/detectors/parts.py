@@ -41,6 +41,7 @@ _MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
 _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "run_command"}
 LINE = 240  # the most of a line a quote carries either side of a finding
 TESTISH = re.compile(r"(?:^|/)(?:tests?|spec|conftest|grader|eval)|_test\.|\.test\.|test_", re.I)
+STAND_IN = re.compile(r"example|sample|template|\.dist\b", re.I)  # placeholders' files
 _FENCE = re.compile(r"```([\w+-]{0,20})[^\n]{0,80}\n(.{0,200000}?)```", re.S)
 # a file named just before a fence ("Put this in tests/conftest.py:") is where its code goes
 _NAMED_FILE = re.compile(r"[\w./-]{1,120}\.(?:py|js|ts|go|rb|java|sh|ya?ml|toml|cfg|ini|json)\b")
