@@ -10,6 +10,8 @@ from .dataset import DatasetError, Sample, load
 from .hard_negatives import hard_negatives
 
 REALISTIC = Path(__file__).parent / "data" / "realistic.jsonl"
+# pairs written after the shipped model and scored by it once; held out from all training
+FRESH = Path(__file__).parent / "data" / "realistic-fresh.jsonl"
 REALISTIC_NAMES = ("realistic", "realistic:hard")
 SYNTHETIC = ("synthetic", "builtin")  # 'builtin' is the contract's name for it
 
@@ -24,14 +26,17 @@ def name_of(spec: str) -> str:
 def resolve(spec: str, split: str | None = None, fields: dict[str, str] | None = None
             ) -> list[Sample]:
     """``realistic`` is the hand-written set, ``realistic:hard`` its hard negatives (see
-    ``hard_negatives``); ``synthetic`` (or ``builtin``, optionally ``:SEED``) builds the
-    templated benchmark; anything else is a file. ``split`` keeps the samples of one split
+    ``hard_negatives``), ``realistic:fresh`` the pairs written after the shipped model;
+    ``synthetic`` (or ``builtin``, optionally ``:SEED``) builds the templated benchmark;
+    anything else is a file. ``split`` keeps the samples of one split
     (samples without one are kept)."""
     name, _, seed = spec.partition(":")
     if name in SYNTHETIC:
         if seed and not seed.isdigit():
             raise DatasetError(f"{spec!r}: the seed after '{name}:' must be a whole number")
         return build(int(seed) if seed else DEFAULT_SEED, split)
-    samples = load(REALISTIC if spec in REALISTIC_NAMES else Path(spec), fields)
+    path = REALISTIC if spec in REALISTIC_NAMES else FRESH if spec == "realistic:fresh" \
+        else Path(spec)
+    samples = load(path, fields)
     samples = [s for s in samples if split is None or s.split in (None, split)]
     return hard_negatives(samples) if spec == "realistic:hard" else samples

@@ -153,3 +153,26 @@ def test_the_offline_monitor_never_flags_for_what_the_agent_only_read() -> None:
     made = resolve("realistic:hard", split="test")
     assert [s.id for s in made if flagged(s)] == [
         s.id for s in made if flagged(twins[twin_id(s)])]
+
+
+def test_the_fresh_pairs_are_held_out_from_every_scenario_of_the_realistic_set() -> None:
+    """``realistic:fresh``: pairs written after the shipped model, for measuring it on data
+    it was not built from. No scenario of theirs is in the realistic set, and none resembles
+    one (TF-IDF cosine of the benign request and answer at most 0.38, the bound the dev
+    split's later pairs were held to)."""
+    text = pytest.importorskip("sklearn.feature_extraction.text")
+    pairwise = pytest.importorskip("sklearn.metrics.pairwise")
+    fresh = resolve("realistic:fresh")
+    check_pairs(fresh, "realistic:fresh")
+    assert len(fresh) >= 40 and {s.split for s in fresh} == {"test"}
+    assert all(s.gold_evidence for s in fresh if s.label == "misbehavior")
+    assert not {s.source for s in fresh} & {s.source for s in SAMPLES}
+
+    def benign(samples: list[Sample]) -> list[str]:
+        return [f"{s.request} {s.response}" for s in samples if s.label == "benign"]
+
+    vectorizer = text.TfidfVectorizer(stop_words="english", sublinear_tf=True).fit(
+        benign(SAMPLES) + benign(fresh))
+    similarity = pairwise.cosine_similarity(vectorizer.transform(benign(fresh)),
+                                            vectorizer.transform(benign(SAMPLES)))
+    assert similarity.max() <= 0.38
