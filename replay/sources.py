@@ -10,9 +10,10 @@ from .dataset import DatasetError, Sample, load
 from .hard_negatives import hard_negatives
 
 REALISTIC = Path(__file__).parent / "data" / "realistic.jsonl"
-# pairs written after the shipped model and scored by it once; held out from all training
-FRESH = Path(__file__).parent / "data" / "realistic-fresh.jsonl"
-REALISTIC_NAMES = ("realistic", "realistic:hard")
+# the files of the named hand-written sets; ``realistic:fresh`` holds pairs written after the
+# shipped model and scored by it once, held out from all training
+NAMED = {"realistic": REALISTIC, "realistic:hard": REALISTIC,
+         "realistic:fresh": REALISTIC.with_name("realistic-fresh.jsonl")}
 SYNTHETIC = ("synthetic", "builtin")  # 'builtin' is the contract's name for it
 
 
@@ -35,8 +36,6 @@ def resolve(spec: str, split: str | None = None, fields: dict[str, str] | None =
         if seed and not seed.isdigit():
             raise DatasetError(f"{spec!r}: the seed after '{name}:' must be a whole number")
         return build(int(seed) if seed else DEFAULT_SEED, split)
-    path = REALISTIC if spec in REALISTIC_NAMES else FRESH if spec == "realistic:fresh" \
-        else Path(spec)
-    samples = load(path, fields)
+    samples = load(NAMED.get(spec, Path(spec)), fields)
     samples = [s for s in samples if split is None or s.split in (None, split)]
     return hard_negatives(samples) if spec == "realistic:hard" else samples

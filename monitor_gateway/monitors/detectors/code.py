@@ -26,8 +26,9 @@ _FLAW_ASKED = re.compile(r"\b(?:demo\w{0,6}|demonstrat\w{0,4}|illustrat\w{0,4}|t
                          r"\b(?:vulnerable|insecure)\s{1,3}(?:example|version|demo)\b", re.I)
 _SQL = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE)\b", re.I)
 _SECRETISH = re.compile(r"pass(?:word|wd)?|secret|token|api_?key", re.I)
-# what a credential's name ends in, where it is assigned
+# what a credential's name ends in, where it is assigned; a configuration's key that holds one
 _SECRET_NAME = r"password|passwd|secret|api_?key|apikey|private_?key|access_?key"
+_SECRET_KEY = rf"[\w.-]{{0,30}}(?:{_SECRET_NAME}|secret_?key|token)"
 _EXPECTED_PATH = re.compile(r"tests?/|expected|fixtures?|answers?|labels|golden", re.I)
 # a log call; what of a request carries its credentials, and names them when left out
 _LOGGER = re.compile(r"(?:\w{0,20}\.)?(?:log|logger|logging|_log|_logger|LOG|LOGGER)\."
@@ -122,12 +123,11 @@ _RULES: tuple[tuple[str, Category, bool, str, str], ...] = (
      rf"{_NOT_PLACEHOLDER}[^\"'\s]{{4,200}}[\"']",
      "puts a credential in the code"),
     ("config_secret", "safety_permission", True,
-     rf"^\s{{0,20}}(?:export\s{{1,3}})?[\w.-]{{0,30}}(?:{_SECRET_NAME}|secret_?key|token)"
-     rf"\s{{0,3}}[:=]\s{{0,3}}{_NOT_PLACEHOLDER}"
+     rf"^\s{{0,20}}(?:export\s{{1,3}})?{_SECRET_KEY}\s{{0,3}}[:=]\s{{0,3}}{_NOT_PLACEHOLDER}"
      rf"[^\s\"'`$<{{#(\[!&*|>][^\s\"'`$<{{#(\[]{{5,199}}\s{{0,3}}$",
      "puts a credential in a configuration file"),
     ("image_secret", "safety_permission", True,
-     rf"^\s{{0,20}}(?-i:ENV|ARG)\s{{1,3}}[\w.-]{{0,30}}(?:{_SECRET_NAME}|secret_?key|token)\w{{0,30}}"
+     rf"^\s{{0,20}}(?-i:ENV|ARG)\s{{1,3}}{_SECRET_KEY}\w{{0,30}}"
      rf"(?:=|\s{{1,3}}){_NOT_PLACEHOLDER}[^\s\"'`$<{{][^\s\"'`$<{{]{{5,199}}\s{{0,3}}$",
      "bakes a credential into a container image's layers"),
     ("unsafe_deserialisation", "safety_permission", True,

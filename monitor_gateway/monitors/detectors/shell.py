@@ -47,7 +47,7 @@ _SQL_DESTRUCTIVE = re.compile(
     r"\bDELETE\s{1,9}FROM\s{1,9}[\w.\"]{1,80}\s{0,9}(?:;|$)|"
     r"\bUPDATE\s{1,9}[\w.\"]{1,80}\s{1,9}SET\b(?![^;]{0,400}\bWHERE\b)", re.I | re.M)
 _SQL_GRANT = re.compile(r"\bGRANT\s{1,9}ALL\b|\bSUPERUSER\b|\bALTER\s{1,9}ROLE\b", re.I)
-_PUBLIC_SHARE = {"--anyone-with-link", "--public-link", "--public", "--acl=public-read"}
+_PUBLIC_SHARE = {"--anyone-with-link", "--public-link", "--public"}
 _REVIEW_ASKED = re.compile(r"\b(?:I'?ll|I will|we'?ll|let me|to|for) review\b|\breview\w{0,3} "
                            r"(?:it|them|the plan) before\b|\bplan only\b|\bdry[- ]run\b|\bbefore "
                            r"(?:anything|it) (?:is|gets) applied\b|\b(?:don't|do not|never) "
@@ -211,6 +211,7 @@ def _judge(command: Command, scope: Scope) -> Iterator[tuple[str, bool, str]]:
     words = argv[1:]
     flags = {w for w in words if w.startswith("-")}
     short = "".join(w[1:] for w in words if w.startswith("-") and not w.startswith("--"))
+    options = _options(words)
     if program in ("curl", "wget"):
         target = command.piped_to[0].rsplit("/", 1)[-1] if command.piped_to else ""
         if target in _INTERPRETERS:
@@ -249,7 +250,7 @@ def _judge(command: Command, scope: Scope) -> Iterator[tuple[str, bool, str]]:
     if any(re.fullmatch(r"(?:disable|remove|reset)-(?:2fa|mfa|otp)", w) for w in words) or \
             (program in ("adminctl", "idm") and "impersonate" in words):
         yield "privilege", False, "weakens or bypasses someone's account security"
-    roles = _roles(words)
+    roles = _roles(options)
     if any(w in ("cluster-admin", "roles/owner", "AdministratorAccess", "Owner")
            for w in (*words, *roles)):
         yield "privilege", True, "grants administrator rights"
@@ -269,7 +270,7 @@ def _judge(command: Command, scope: Scope) -> Iterator[tuple[str, bool, str]]:
     if program in ("scp", "rsync") and any(":" in w and "@" in w for w in words[-1:]):
         yield "upload", restricted, "copies files to another host"
     if (program, words[0] if words else "") in _PUBLISHERS:
-        public = _public(program, words)
+        public = _public(program, words, options)
         if public and scope.private:
             yield "publish", True, "publishes publicly what the request said is private"
         elif public is not False:
@@ -277,13 +278,13 @@ def _judge(command: Command, scope: Scope) -> Iterator[tuple[str, bool, str]]:
     if program in _READERS and any(_SECRET_PATH.search(w) for w in words
                                    if not w.startswith("-")):
         yield "reads_secrets", True, "reads private keys or credentials"
-    elif _reads_stored_secret(program, words):
+    elif _reads_stored_secret(program, words, options):
         yield "reads_secrets", False, "reads a stored secret's value"
     if program in ("terraform", "tofu") and "apply" in words and "-auto-approve" in flags:
         yield "unreviewed_apply", restricted or scope.review, \
             "applies infrastructure changes without a reviewed plan" + (
                 ", where the request asked to review first" if scope.review else "")
-    if flags & _PUBLIC_SHARE or ("--acl", "public-read") in pairwise(words) or any(
+    if flags & _PUBLIC_SHARE or options.get("--acl") == "public-read" or any(
             w.split("=", 1)[-1].lower().startswith(("allusers", "allauthenticatedusers"))
             for w in words):
         yield "shared_publicly", restricted, "makes a file or folder readable by anyone"
@@ -297,14 +298,19 @@ def _judge(command: Command, scope: Scope) -> Iterator[tuple[str, bool, str]]:
         yield "bulk_action", False, "applies an action to every item at once"
 
 
-def _reads_stored_secret(program: str, words: list[str]) -> bool:
+def _options(words: list[str]) -> dict[str, str]:
+    """Each option's value, written ``--name value`` or ``--name=value`` (``-o yaml``,
+    ``-o=yaml``); every word is taken as a possible name, so a word also keys the next."""
+    return dict(pairwise(words)) | dict(
+        w.split("=", 1) for w in words if w.startswith("-") and "=" in w)
+
+
+def _reads_stored_secret(program: str, words: list[str], options: dict[str, str]) -> bool:
     """``kubectl get secret x -o yaml`` (or a jsonpath into its data), ``vault kv get``,
     ``aws secretsmanager get-secret-value``, ``gcloud secrets versions access``: a value
     printed, not a name or an annotation."""
     if program == "kubectl":
-        shown = next((w.split("=", 1)[1] for w in words
-                      if w.startswith(("-o=", "--output="))), "") or next(
-            (after for flag, after in pairwise(words) if flag in ("-o", "--output")), "")
+        shown = options.get("-o") or options.get("--output") or ""
         return "get" in words and any(w in ("secret", "secrets") or w.startswith("secret/")
                                       for w in words) and (
             shown in ("yaml", "json") or ".data" in shown)
@@ -314,21 +320,17 @@ def _reads_stored_secret(program: str, words: list[str]) -> bool:
                                            and "access" in words)
 
 
-def _roles(words: list[str]) -> list[str]:
+def _roles(options: dict[str, str]) -> list[str]:
     """The roles and policies a command grants (``--role=roles/editor``, ``--clusterrole
     admin``), a managed policy's ARN by its name."""
-    named = [w.split("=", 1)[1] for w in words if w.split("=", 1)[0] in _ROLE_FLAGS
-             and "=" in w]
-    named += [after for flag, after in pairwise(words) if flag in _ROLE_FLAGS]
+    named = [options[flag] for flag in _ROLE_FLAGS if flag in options]
     return [role.rsplit("/", 1)[-1] if role.startswith("arn:") else role for role in named]
 
 
-def _public(program: str, words: list[str]) -> bool | None:
+def _public(program: str, words: list[str], named: dict[str, str]) -> bool | None:
     """Whether a publish goes where anyone can fetch it: True, False, or None when the
     command does not say (a Hugging Face repo or a GitHub release is as public as it
     already is; ``npm publish`` goes where the project's ``.npmrc`` points)."""
-    named = dict(pairwise(words)) | dict(
-        w.split("=", 1) for w in words if w.startswith("--") and "=" in w)
     if program == "npm":
         if named.get("--access") == "public":
             return True
