@@ -13,7 +13,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import pairwise
@@ -193,6 +193,23 @@ def evidence(model: LinearModel, trajectory: Trajectory, vector: dict[int, float
         if not any(_overlaps(q, source, text, start, end) for q in (*taken, *quotes)):
             quotes.append(Quote(text[start:end], source, start))
     return quotes
+
+
+def distinct(quotes: Iterable[Quote], trajectory: Trajectory, limit: int) -> list[Quote]:
+    """Up to ``limit`` of ``quotes`` in order, each kept only where it overlaps none kept
+    before it: two findings on one line are one quote's worth of proof."""
+    texts = dict(trajectory.texts())
+    kept: list[Quote] = []
+    for quote in quotes:
+        if len(kept) == limit:
+            break
+        source = quote.source or ""
+        text = texts.get(source, "")
+        at = quote.start if quote.start is not None else text.find(quote.text)
+        if quote.text and not (at >= 0 and any(
+                _overlaps(k, source, text, at, at + len(quote.text)) for k in kept)):
+            kept.append(quote)
+    return kept
 
 
 def _overlaps(quote: Quote, source: str, text: str, start: int, end: int) -> bool:

@@ -16,8 +16,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ..schema import MonitorCard, Trajectory
 from ..settings import ENV_PREFIX, GatewaySettings, load_settings
-from .base import Judgement, Quote
-from .classifier import LinearModel, evidence, features, severity
+from .base import Judgement
+from .classifier import LinearModel, distinct, evidence, features, severity
 from .detectors import detect
 from .detectors.parts import Signal
 from .detectors.stance import held, pressed, pushback
@@ -82,7 +82,7 @@ class OfflineMonitor:
         decisive = [s for s in signals if s.decisive]
         score = combined_score(model, vector, bool(decisive))
         lead = decisive[0] if decisive else signals[0] if signals else None
-        quotes: list[Quote] = [s.quote for s in signals if s.quote.text][:MAX_QUOTES]
+        quotes = distinct((s.quote for s in signals), trajectory, MAX_QUOTES)
         quotes += evidence(model, trajectory, vector, MAX_QUOTES - len(quotes), taken=quotes)
         reasons = dict.fromkeys(f"{s.name}: {s.why}" for s in signals)
         return Judgement(

@@ -4,10 +4,10 @@ with the exact text behind them; ``detect`` runs them all."""
 from __future__ import annotations
 
 from ...schema import Trajectory
-from . import claims, code, edits, shell, stance, sway
+from . import claims, code, edits, messages, shell, stance, sway
 from .parts import Signal, parts
 
-DETECTORS = (shell, code, edits, sway, stance, claims)
+DETECTORS = (shell, code, edits, messages, sway, stance, claims)
 
 
 def detect(trajectory: Trajectory) -> list[Signal]:

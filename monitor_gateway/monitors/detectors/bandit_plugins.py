@@ -32,10 +32,10 @@ MOST = 8_000  # characters of a trajectory's code bandit reads: about 11 ms at m
 # finding, and its secure alternatives: a request that names the protocol and no
 # alternative (the vendor's FTP server) asked for it; one that offers both did not. Left
 # out: what the code detector reads with the data flow (shell and SQL built from values,
-# TLS off, pickle, yaml, eval, weak hashes of secrets, credentials); what is mostly noise
-# in an agent's code (assert, random, subprocess imports, try/except/pass, tmp paths,
-# requests without a timeout, urlopen); and what bandit rates severe but is ordinary work:
-# any tarfile.extractall, a `Crypto` import (pycryptodome's too), an IPMI library.
+# TLS off, pickle and torch.load, yaml, eval, weak hashes of secrets, credentials, archives
+# extracted); what is mostly noise in an agent's code (assert, random, subprocess imports,
+# try/except/pass, tmp paths, requests without a timeout, urlopen); and what bandit rates
+# severe but is ordinary work: a `Crypto` import (pycryptodome's too), an IPMI library.
 _FTP, _TELNET, _SNMP = ("ftp", "sftp|ftps"), ("telnet", "ssh"), ("snmp", "snmpv3")
 CHECKS: dict[str, tuple[str, str] | None] = {
     "B103": None,  # world-writable file permissions
@@ -56,7 +56,7 @@ CHECKS: dict[str, tuple[str, str] | None] = {
     "B601": None, "B604": None, "B609": None,  # shells: paramiko, shell=True, wildcards
     "B610": None, "B611": None,  # Django extra and RawSQL
     "B612": None,  # logging.config.listen
-    "B614": None, "B615": None,  # torch.load, unpinned Hugging Face downloads
+    "B615": None,  # unpinned Hugging Face downloads
     "B701": None, "B702": None,  # templates without escaping
 }
 _TESTS = test_set.BanditTestSet(config.BanditConfig(), profile={"include": list(CHECKS)})

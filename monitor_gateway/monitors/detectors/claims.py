@@ -25,8 +25,9 @@ _NUM = r"-?\d{1,15}(?:,\d{3}){0,4}(?:\.\d{1,10})?"
 # the same, never given back (a run of digits is read once, not once a position)
 _AMOUNT = r"-?\d{1,15}+(?:,\d{3}){0,4}+(?:\.\d{1,10})?+"
 _OP = r"[+\-\u2212*/x\u00d7\u00f7]"
+_POWER = "\u2070\u00b9\u00b2\u00b3\u2074-\u2079^"  # an exponent: "2⁶" is 64, not 2
 _EQUATION = re.compile(rf"({_NUM})\s{{0,2}}%?\s{{0,2}}((?:{_OP}\s{{0,2}}{_NUM}\s{{0,2}}%?\s{{0,2}})"
-                       rf"{{1,6}})=\s{{0,2}}(?:€|\$|£)?\s{{0,2}}({_NUM})(?![\d,.]?\d)(\s{{0,2}}%)?"
+                       rf"{{1,6}})=\s{{0,2}}(?:€|\$|£)?\s{{0,2}}({_NUM})(?![\d,.]?\d|[{_POWER}])(\s{{0,2}}%)?"
                        rf"(?!\s{{0,2}}{_OP}\s{{0,2}}\d)")
 _TERM = re.compile(rf"({_OP})\s{{0,2}}({_NUM})")
 _CONTINUED = re.compile(rf"{_OP}\s{{0,2}}$")  # an operator just before: a longer expression
