@@ -66,9 +66,10 @@ class OfflineMonitor:
             name="offline", backend="offline", model=meta.get("name", "offline"),
             version=meta.get("version", "unknown"),
             label=("offline monitor: structural detectors of the agent's own actions (code, "
-                   "weakened checks, shell commands, reviewer-swaying text, stance and "
-                   "checkable claims), decisive hits alone, the rest weighed with the agent's "
-                   f"words by a logistic model trained on {meta.get('trained_on', '?')}"
+                   "weakened checks, shell commands, messages sent, reviewer-swaying text, "
+                   "stance and checkable claims), decisive hits alone, the rest weighed with "
+                   "the agent's words by a logistic model trained on "
+                   f"{meta.get('trained_on', '?')}"
                    + measured),
         )
 
