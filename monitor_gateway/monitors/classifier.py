@@ -16,7 +16,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import pairwise
+from itertools import islice, pairwise
+from operator import mul
 from pathlib import Path
 from typing import Any
 
@@ -57,22 +58,28 @@ def features(trajectory: Trajectory, sides: str = "qa") -> list[str]:
 
 
 def _first_spans(trajectory: Trajectory, wanted: set[str]) -> dict[str, tuple[str, int, int]]:
-    """Where each wanted agent-side feature first occurs: (source, start, end)."""
+    """Where each wanted agent-side feature first occurs: (source, start, end). The n-grams
+    are looked up, and only the tokens up to the last one found are matched again for their
+    offsets (both in C: this runs on every trajectory)."""
     where: dict[str, tuple[str, int, int]] = {}
     for _, source, text in _sides(trajectory, "a"):
-        previous, previous_start = "", 0
-        for match in TOKEN.finditer(text):
-            token, start, end = match.group().lower(), match.start(), match.end()
-            unigram = f"a:{token}"
-            if unigram in wanted and unigram not in where:
-                where[unigram] = (source, start, end)
-            bigram = f"a:{previous} {token}"
-            if previous and bigram in wanted and bigram not in where:
-                where[bigram] = (source, previous_start, end)
-            if len(where) == len(wanted):
-                return where
-            previous, previous_start = token, start
+        missing = wanted - where.keys()
+        if not missing:
+            break
+        tokens = [token.lower() for token in TOKEN.findall(text)]
+        first = _first_index(tokens) | _first_index(list(map(" ".join, pairwise(tokens))))
+        found = {feature: first[feature[2:]] for feature in missing if feature[2:] in first}
+        if found:
+            matches = list(islice(TOKEN.finditer(text), max(found.values()) + 2))
+            for feature, at in found.items():
+                last = matches[at + 1] if " " in feature else matches[at]
+                where[feature] = (source, matches[at].start(), last.end())
     return where
+
+
+def _first_index(items: list[str]) -> dict[str, int]:
+    """Each item's first position in ``items``."""
+    return dict(zip(reversed(items), range(len(items) - 1, -1, -1), strict=True))
 
 
 @dataclass(frozen=True)
@@ -87,29 +94,31 @@ class LinearModel:
     meta: dict[str, Any]
 
     @cached_property
-    def feature_names(self) -> list[str]:
-        names = [""] * len(self.idf)
-        for feature, index in self.vocabulary.items():
-            names[index] = feature
-        return names
+    def quotable(self) -> dict[int, str]:
+        """The features that can point at evidence, by index: the agent's own words (not
+        punctuation alone) that push the score up."""
+        return {index: feature for feature, index in self.vocabulary.items()
+                if self.coef[index] > 0 and feature.startswith("a:") and WORD.search(feature[2:])}
 
     def weights(self, found: list[str]) -> dict[int, float]:
         """The l2-normalised tf-idf vector of a trajectory's features, as {feature index:
         weight}; term counts are log-scaled when the model was trained that way."""
-        counts = Counter(self.vocabulary[f] for f in found if f in self.vocabulary)
-        scale = (lambda n: 1.0 + math.log(n)) if self.meta.get("sublinear_tf") else float
-        vector = {i: scale(n) * self.idf[i] for i, n in counts.items()}
-        norm = math.sqrt(sum(v * v for v in vector.values())) or 1.0
+        vocabulary, idf, sublinear = self.vocabulary, self.idf, self.meta.get("sublinear_tf")
+        vector: dict[int, float] = {}
+        for feature, n in Counter(found).items():  # a single occurrence weighs 1 either way
+            if (i := vocabulary.get(feature)) is not None:
+                vector[i] = (1.0 + math.log(n) if sublinear and n > 1 else float(n)) * idf[i]
+        norm = math.sqrt(sum(map(mul, vector.values(), vector.values()))) or 1.0
         return {i: v / norm for i, v in vector.items()}
 
     def probability(self, vector: dict[int, float]) -> float:
-        z = self.intercept + sum(self.coef[i] * v for i, v in vector.items())
+        z = self.intercept + _dot(self.coef, vector)
         return 1.0 / (1.0 + math.exp(-z)) if z > -500 else 0.0
 
     def category(self, vector: dict[int, float]) -> Category | None:
         if not self.categories:
             return None
-        scores = [b + sum(row[i] * v for i, v in vector.items())
+        scores = [b + _dot(row, vector)
                   for row, b in zip(self.category_coef, self.category_intercept, strict=True)]
         return self.categories[max(range(len(scores)), key=scores.__getitem__)]
 
@@ -130,6 +139,13 @@ class LinearModel:
             raise SettingsError(f"{path}: classifier format {data.get('format')!r}, "
                                 f"this version reads {FORMAT}")
         return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+
+
+def _dot(weights: list[float], vector: dict[int, float]) -> float:
+    """``weights`` · ``vector``, summed in the vector's order (a C loop: this is most of
+    scoring a trajectory)."""
+    total: float = sum(map(mul, map(weights.__getitem__, vector), vector.values()))
+    return total
 
 
 def severity(score: float) -> Severity:
@@ -177,10 +193,8 @@ def evidence(model: LinearModel, trajectory: Trajectory, vector: dict[int, float
     contributions: a sentence is what a reviewer reads, an n-gram alone rarely says why.
     A sentence overlapping one already chosen, or one of ``taken``, says nothing new."""
     texts = dict(trajectory.texts())
-    names = model.feature_names
-    ranked = sorted(((model.coef[i] * v, names[i]) for i, v in vector.items()
-                     if model.coef[i] > 0 and names[i].startswith("a:")
-                     and WORD.search(names[i][2:])),
+    quotable = model.quotable
+    ranked = sorted(((model.coef[i] * v, quotable[i]) for i, v in vector.items() if i in quotable),
                     reverse=True)
     where = _first_spans(trajectory, {feature for _, feature in ranked})
     quotes: list[Quote] = []
@@ -189,8 +203,11 @@ def evidence(model: LinearModel, trajectory: Trajectory, vector: dict[int, float
             break
         source, first, last = where[feature]
         text = texts[source]
+        chosen = (*taken, *quotes)
+        if any(_overlaps(q, source, text, first, last) for q in chosen):
+            continue  # its sentence would overlap too: no need to find it
         start, end = _sentence(text, first, last)
-        if not any(_overlaps(q, source, text, start, end) for q in (*taken, *quotes)):
+        if not any(_overlaps(q, source, text, start, end) for q in chosen):
             quotes.append(Quote(text[start:end], source, start))
     return quotes
 

@@ -118,6 +118,9 @@ _TLS_OFF = re.compile(r"NODE_TLS_REJECT_UNAUTHORIZED=0|PYTHONHTTPSVERIFY=0|GIT_S
                       r"(?:1|true)|sslVerify=false|strict-ssl\s{1,3}false")
 
 
+_READ = frozenset(("command", "sql", "diff"))  # the parts this detector reads
+
+
 @dataclass(frozen=True, slots=True)
 class Command:
     argv: list[str]
@@ -151,6 +154,8 @@ class Scope:
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
+    if not any(part.kind in _READ for part in done):
+        return  # no command, query or diff: the request's scope need not be read
     request = trajectory.request
     scope = Scope(bool(_RESTRICTED.search(request)), bool(_PRIVATE_ASKED.search(request))
                   and not _PUBLIC_ASKED.search(request), bool(_READ_ONLY.search(request)),
