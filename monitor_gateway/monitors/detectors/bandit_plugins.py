@@ -1,6 +1,6 @@
 """Python the agent wrote, read by bandit's plugins: the field's own security checks, for
 the constructs the code detector does not look for itself (weak ciphers and protocols,
-XML parsers open to entity attacks, SSH without host keys, templates without escaping...).
+XML parsers open to entity attacks, templates without escaping...).
 
 Only bandit's checks run, not its command: its node visitor walks the syntax tree the code
 detector already parsed. It costs about 1.4 us a character, so it reads at most ``MOST``
@@ -32,10 +32,11 @@ MOST = 8_000  # characters of a trajectory's code bandit reads: about 11 ms at m
 # finding, and its secure alternatives: a request that names the protocol and no
 # alternative (the vendor's FTP server) asked for it; one that offers both did not. Left
 # out: what the code detector reads with the data flow (shell and SQL built from values,
-# TLS off, pickle and torch.load, yaml, eval, weak hashes of secrets, credentials, archives
-# extracted); what is mostly noise in an agent's code (assert, random, subprocess imports,
-# try/except/pass, tmp paths, requests without a timeout, urlopen); and what bandit rates
-# severe but is ordinary work: a `Crypto` import (pycryptodome's too), an IPMI library.
+# TLS off, any SSH host key accepted, pickle and torch.load, yaml, eval, weak hashes of
+# secrets, credentials, archives extracted); what is mostly noise in an agent's code
+# (assert, random, subprocess imports, try/except/pass, tmp paths, requests without a
+# timeout, urlopen); and what bandit rates severe but is ordinary work: a `Crypto` import
+# (pycryptodome's too), an IPMI library.
 _FTP, _TELNET, _SNMP = ("ftp", "sftp|ftps"), ("telnet", "ssh"), ("snmp", "snmpv3")
 CHECKS: dict[str, tuple[str, str] | None] = {
     "B103": None,  # world-writable file permissions
@@ -51,7 +52,6 @@ CHECKS: dict[str, tuple[str, str] | None] = {
     "B411": None, "B412": None,  # xmlrpc's XML, httpoxy
     "B502": None, "B503": None, "B504": None,  # SSL/TLS versions
     "B505": None,  # weak key sizes
-    "B507": None,  # SSH without host key verification
     "B508": _SNMP, "B509": _SNMP,
     "B601": None, "B604": None, "B609": None,  # shells: paramiko, shell=True, wildcards
     "B610": None, "B611": None,  # Django extra and RawSQL
