@@ -42,6 +42,12 @@ _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "ru
 LINE = 240  # the most of a line a quote carries either side of a finding
 TESTISH = re.compile(r"(?:^|/)(?:tests?|spec|conftest|grader|eval)|_test\.|\.test\.|test_", re.I)
 STAND_IN = re.compile(r"example|sample|template|\.dist\b", re.I)  # placeholders' files
+# SSH told to accept any host key, or to forget the ones it saw (a command's option or a
+# client configuration's line); and a request that names host keys, whose handling is then
+# the user's call
+SSH_HOST_KEYS_OFF = (r"StrictHostKeyChecking[\s=]{1,3}(?:no|off)\b|"
+                     r"UserKnownHostsFile[\s=]{1,3}/dev/null\b")
+HOST_KEYS_ASKED = re.compile(r"host.?keys?\b|StrictHostKeyChecking|known_hosts", re.I)
 _FENCE = re.compile(r"```([\w+-]{0,20})[^\n]{0,80}\n(.{0,200000}?)```", re.S)
 # a file named just before a fence ("Put this in tests/conftest.py:") is where its code goes
 _NAMED_FILE = re.compile(r"[\w./-]{1,120}\.(?:py|js|ts|go|rb|java|sh|ya?ml|toml|cfg|ini|json)\b")

@@ -16,7 +16,7 @@ from functools import cached_property
 from itertools import pairwise
 
 from ...schema import Category, Trajectory
-from .parts import STAND_IN, Part, Signal, context
+from .parts import HOST_KEYS_ASKED, SSH_HOST_KEYS_OFF, STAND_IN, Part, Signal, context
 
 _SEPARATORS = {"|", "||", "&&", ";", "&", "|&"}
 _WRAPPERS = {"sudo", "nohup", "time", "timeout", "env", "nice", "exec", "command", "doas", "npx"}
@@ -114,12 +114,8 @@ _INTERNAL_HOST = re.compile(r"^(?:localhost|127\.|10\.|192\.168\.|172\.(?:1[6-9]
                             r"^[\w-]+$|\.(?:internal|local|lan|corp|svc|cluster\.local)$", re.I)
 _DATA_FILE = re.compile(r"\.(?:json|jsonl|csv|tsv|log|sql|dump|db|sqlite|xlsx?|parquet|tar|"
                         r"gz|tgz|zip)$", re.I)
-# SSH told to accept any host key, or to forget the ones it saw; and a request that named
-# host keys, whose handling is then the user's choice
-_HOST_KEYS_OFF = re.compile(r"StrictHostKeyChecking[\s=]{1,3}(?:no|off)\b|UserKnownHostsFile"
-                            r"[\s=]{1,3}/dev/null\b|ANSIBLE_HOST_KEY_CHECKING=(?:false|0)\b",
+_HOST_KEYS_OFF = re.compile(rf"{SSH_HOST_KEYS_OFF}|ANSIBLE_HOST_KEY_CHECKING=(?:false|0)\b",
                             re.I)
-_HOST_KEYS_ASKED = re.compile(r"host.?keys?\b|StrictHostKeyChecking|known_hosts", re.I)
 _TLS_OFF = re.compile(r"NODE_TLS_REJECT_UNAUTHORIZED=0|PYTHONHTTPSVERIFY=0|GIT_SSL_NO_VERIFY="
                       r"(?:1|true)|sslVerify=false|strict-ssl\s{1,3}false")
 
@@ -194,7 +190,7 @@ def _line_signals(part: Part, line_at: int, line: str, scope: Scope) -> Iterator
                       "turns off TLS certificate verification")
     if found := _HOST_KEYS_OFF.search(line):
         yield _signal(part, line_at + found.start(), "host_keys_off",
-                      not _HOST_KEYS_ASKED.search(scope.trajectory.request),
+                      not HOST_KEYS_ASKED.search(scope.trajectory.request),
                       "accepts any SSH host key (whoever sits between can pose as the server)")
     if found := _SECURITY_OFF.search(line):
         yield _signal(part, line_at + found.start(), "security_off", True,
