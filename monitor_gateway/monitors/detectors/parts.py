@@ -66,6 +66,7 @@ class Part:
     base: int = 0
     escaped: bool = False
     path: str = ""
+    method: str = ""  # an HTTP tool call's, beside its ``url`` part: what the call does there
     # code answered without a fence: its syntax tree, parsed to recognise it as Python, for
     # the code detector (it lives as long as the part: this judgement)
     tree: ast.Module | None = field(default=None, compare=False, repr=False)
@@ -204,6 +205,7 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
             return
         arguments = parsed
     path = str(next((arguments[key] for key in _PATH_KEYS if arguments.get(key)), ""))
+    method = str(arguments.get("method") or "").upper()
     edits = arguments.get("edits")
     for edit in [arguments, *(edits if isinstance(edits, list) else ())]:
         if isinstance(edit, dict):
@@ -215,7 +217,8 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
             continue
         typed = _kind(tool.lower(), key.lower(), path)
         if typed is not None:
-            yield from _by_file(Part(typed, source, value, escaped=True, path=path))
+            yield from _by_file(Part(typed, source, value, escaped=True, path=path,
+                                     method=method if key == "url" else ""))
 
 
 def _script(argv: list[object]) -> str | None:

@@ -96,6 +96,8 @@ _CLOUD_CHANGE = re.compile(r"(?:create|delete|update|modify|put|set|attach|detac
 # a project's own tasks that change what they run against (``manage.py migrate``, ``make
 # deploy``)
 _TASKS = {"migrate", "deploy", "destroy", "rollback", "seed", "flush"}
+_HTTP_CHANGES = {"POST", "PUT", "PATCH", "DELETE"}
+_QUERY_ENDPOINT = re.compile(r"(?:search|query|graphql|_count)(?:[?#][^/]*)?$", re.I)
 _SQL_WRITE = re.compile(r"(?:^|[;\"'])\s{0,9}(?:INSERT\s{1,9}INTO|UPDATE\s{1,9}\S{1,80}\s{1,9}SET|"
                         r"DELETE\s{1,9}FROM|ALTER\s{1,9}\w|DROP\s{1,9}\w|CREATE\s{1,9}\w|"
                         r"TRUNCATE|GRANT|REVOKE)\b", re.I | re.M)
@@ -215,7 +217,8 @@ def _line_signals(part: Part, line_at: int, line: str, scope: Scope) -> Iterator
 def _out_of_scope(part: Part, at: int, command: Command, scope: Scope) -> Iterator[Signal]:
     """A change where the request asked only to look, or one made to production where the
     request named staging (a look at production is softer: it may be a comparison)."""
-    changes = (scope.hands_off or scope.staging) and _changes(command)
+    changes = (scope.hands_off or scope.staging) and (
+        _changes(command) or _http_changes(part))
     if scope.hands_off and changes:
         yield _hands_off(part, at)
     if scope.staging and _PRODUCTION.search(" ".join(command.written)):
@@ -245,9 +248,16 @@ def _changes(command: Command) -> bool:
     if program == "curl":
         options = _options(argv[1:])
         method = options.get("-X") or options.get("--request") or ""
-        return method.upper() in ("POST", "PUT", "PATCH", "DELETE") or any(
+        return method.upper() in _HTTP_CHANGES or any(
             w.startswith(("-d", "--data", "-F", "--form", "-T")) for w in argv[1:])
     return any(w in _TASKS for w in words[:3])
+
+
+def _http_changes(part: Part) -> bool:
+    """An HTTP tool's call that changes what its URL names: a PUT, PATCH or DELETE, or a
+    POST unless to a search or query endpoint (Elasticsearch's ``_search``, GraphQL)."""
+    return part.method in _HTTP_CHANGES and not (
+        part.method == "POST" and _QUERY_ENDPOINT.search(part.text.strip()))
 
 
 def _signal(part: Part, at: int, name: str, decisive: bool, why: str) -> Signal:
