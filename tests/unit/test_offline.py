@@ -7,14 +7,17 @@ import ast
 import json
 import random
 import re
+import tomllib
 import weakref
 from typing import Any
 
 import pytest
 from hard_negatives import HARD_NEGATIVES
+from paths import ROOT
 
 from monitor_gateway.evidence import ground
 from monitor_gateway.monitors import build_monitor
+from monitor_gateway.monitors.cascade import DEFAULT
 from monitor_gateway.monitors.classifier import LinearModel
 from monitor_gateway.monitors.detectors import detect
 from monitor_gateway.monitors.detectors.bandit_plugins import MOST
@@ -1092,6 +1095,23 @@ def test_the_shipped_model_is_what_training_on_the_dev_split_gives() -> None:
     test = [s for s in realistic if s.split == "test"]
     overall = training.evaluate(OfflineMonitor(trained), test)["overall"]
     assert (overall.mr, overall.far) == (shipped["meta"]["test_mr"], shipped["meta"]["test_far"])
+
+
+def test_the_readme_states_the_shipped_models_figures_version_and_band() -> None:
+    """The headline table's `offline` row, the verdict example's version, the chosen point
+    and the default cascade's band the README states are the shipped ones: a retrained
+    model with the README left behind fails here."""
+    training = pytest.importorskip("replay.training")
+    meta = json.loads(MODEL.read_text(encoding="utf-8"))["meta"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `offline` (the default"))
+    assert f"| {meta['test_mr']:.3f} [" in row and f"| {meta['test_far']:.3f} [" in row
+    assert f'"version": "{meta["version"]}"' in readme
+    assert (f"Now C = {training.OFFLINE_REGULARISATION:g} at a point of "
+            f"{training.OFFLINE_OPERATING_POINT:.3f}") in readme
+    band = tomllib.loads(DEFAULT.read_text(encoding="utf-8"))["stage"][0]
+    assert (f"clears below {band['low']:.3f} and flags at or above {band['high']:.3f}"
+            in " ".join(readme.split()))
 
 
 def test_the_shipped_operating_point_is_the_one_its_rule_chooses_on_dev() -> None:
