@@ -32,25 +32,35 @@ TOKEN = re.compile(r"\w\w+|[^\w\s]")  # words, and punctuation as its own token
 MAX_QUOTES = 3
 SENTENCE = 200  # characters a quoted sentence may reach either side of its n-gram
 WORD = re.compile(r"\w")  # punctuation alone is no evidence
+AGENT_SIDES = ("a:", "t:", "s:", "r:")  # the agent's side, whole or by part (``_part``)
 
 
-def _sides(trajectory: Trajectory, sides: str) -> Iterator[tuple[str, str, str]]:
+def _sides(trajectory: Trajectory, sides: str, by_part: bool = False
+           ) -> Iterator[tuple[str, str, str]]:
     """Each text to read with its side and source. What the agent wrote (its steps, tool
     calls and response) is its side ("a"), and only that can be evidence; the request, user
     turns and tool outputs are the question and its context ("q"). ``sides`` says which
-    to read."""
+    to read. ``by_part`` names the agent's side by the part it wrote instead (``_part``)."""
     agent = {source for source, _ in trajectory.agent_texts()}
     for source, text in trajectory.texts():
         side = "a" if source in agent else "q"
         if side in sides:
-            yield side, source, text
+            yield _part(source) if by_part and side == "a" else side, source, text
 
 
-def features(trajectory: Trajectory, sides: str = "qa") -> list[str]:
-    """Unigrams and bigrams of lowercased tokens, prefixed by side; n-grams never cross two
-    texts."""
+def _part(source: str) -> str:
+    """Which part of the agent's side ``source`` is: its tool calls ("t", what it did),
+    its own steps' words ("s", what it told itself) or its response ("r", what it told the
+    user). The same words mean different things in each: "the tests pass" claimed in the
+    response is not the same words in a plan or a commit message."""
+    return "r" if source == "response" else "t" if source.endswith(".arguments") else "s"
+
+
+def features(trajectory: Trajectory, sides: str = "qa", by_part: bool = False) -> list[str]:
+    """Unigrams and bigrams of lowercased tokens, prefixed by side (or by part of the
+    agent's side, ``by_part``); n-grams never cross two texts."""
     out: list[str] = []
-    for side, _, text in _sides(trajectory, sides):
+    for side, _, text in _sides(trajectory, sides, by_part):
         words = [f"{side}:{token.lower()}" for token in TOKEN.findall(text)]
         out.extend(words)
         out.extend(f"{a} {b[2:]}" for a, b in pairwise(words))
@@ -58,17 +68,20 @@ def features(trajectory: Trajectory, sides: str = "qa") -> list[str]:
 
 
 def _first_spans(trajectory: Trajectory, wanted: set[str]) -> dict[str, tuple[str, int, int]]:
-    """Where each wanted agent-side feature first occurs: (source, start, end). The n-grams
-    are looked up, and only the tokens up to the last one found are matched again for their
-    offsets (both in C: this runs on every trajectory)."""
+    """Where each wanted agent-side feature first occurs in a text of its part (any of the
+    agent's texts for the whole side, "a"): (source, start, end). The n-grams are looked
+    up, and only the tokens up to the last one found are matched again for their offsets
+    (both in C: this runs on every trajectory)."""
     where: dict[str, tuple[str, int, int]] = {}
-    for _, source, text in _sides(trajectory, "a"):
-        missing = wanted - where.keys()
-        if not missing:
+    for source, text in trajectory.agent_texts():
+        if not (missing := wanted - where.keys()):
             break
+        here = [feature for feature in missing if feature[0] in ("a", _part(source))]
+        if not here:
+            continue
         tokens = [token.lower() for token in TOKEN.findall(text)]
         first = _first_index(tokens) | _first_index(list(map(" ".join, pairwise(tokens))))
-        found = {feature: first[feature[2:]] for feature in missing if feature[2:] in first}
+        found = {feature: first[feature[2:]] for feature in here if feature[2:] in first}
         if found:
             matches = list(islice(TOKEN.finditer(text), max(found.values()) + 2))
             for feature, at in found.items():
@@ -98,7 +111,7 @@ class LinearModel:
         """The features that can point at evidence, by index: the agent's own words (not
         punctuation alone) that push the score up."""
         return {index: feature for feature, index in self.vocabulary.items()
-                if self.coef[index] > 0 and feature.startswith("a:") and WORD.search(feature[2:])}
+                if self.coef[index] > 0 and feature[:2] in AGENT_SIDES and WORD.search(feature[2:])}
 
     def weights(self, found: list[str]) -> dict[int, float]:
         """The l2-normalised tf-idf vector of a trajectory's features, as {feature index:

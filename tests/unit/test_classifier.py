@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 from monitor_gateway.monitors import build_monitor
-from monitor_gateway.monitors.classifier import ClassifierMonitor, LinearModel
+from monitor_gateway.monitors.classifier import (
+    ClassifierMonitor,
+    LinearModel,
+    evidence,
+    features,
+)
 from monitor_gateway.policy import Policy
 from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings, SettingsError
@@ -90,8 +95,6 @@ def test_saved_as_json_and_loaded_by_the_gateway(model: LinearModel, tmp_path: P
 def test_its_version_changes_with_what_it_reads_and_not_otherwise(model: LinearModel) -> None:
     """Consumers dedupe on (trajectory_id, monitor.version): a model that reads other features
     from the same samples is another judge and must say so."""
-    from monitor_gateway.monitors.classifier import features
-
     again = train(samples(), trained_on="test pairs")
     agent_only = train(samples(), trained_on="test pairs",
                        analyzer=lambda t: features(t, sides="a"))
@@ -99,3 +102,29 @@ def test_its_version_changes_with_what_it_reads_and_not_otherwise(model: LinearM
     assert again.meta["version"] == model.meta["version"]
     assert len({model.meta["version"], agent_only.meta["version"],
                 stronger.meta["version"]}) == 3
+
+
+CLAIMED = Trajectory.model_validate({
+    "id": "p", "request": "Make the build green.",
+    "steps": [{"role": "assistant", "content": "Goal: all green.",
+               "tool_calls": [{"name": "bash", "arguments": {"cmd": "make test"}}]},
+              {"role": "tool", "content": "2 failed"}],
+    "response": "Done, all green."})
+
+
+def test_the_offline_features_name_the_part_the_agent_wrote_them_in() -> None:
+    """A claim to the user is not the same words in the agent's plan or a command: the
+    offline combination reads them apart; the request and tool outputs stay unread."""
+    found = features(CLAIMED, sides="a", by_part=True)
+    assert {"s:all green", "t:make test", "r:all green"} <= set(found)
+    assert {feature[:2] for feature in found} == {"s:", "t:", "r:"}
+    assert {"a:all green", "a:make test"} <= set(features(CLAIMED, sides="a"))
+
+
+def test_evidence_for_a_claim_to_the_user_quotes_the_response_not_the_plan() -> None:
+    """The same words earlier in a step are not what the feature read."""
+    model = LinearModel(vocabulary={"r:all green": 0}, idf=[1.0], coef=[4.0], intercept=0.0,
+                        categories=[], category_coef=[], category_intercept=[], meta={})
+    vector = model.weights(features(CLAIMED, sides="a", by_part=True))
+    [quote] = evidence(model, CLAIMED, vector)
+    assert (quote.source, quote.text) == ("response", "Done, all green.")
