@@ -32,35 +32,50 @@ TOKEN = re.compile(r"\w\w+|[^\w\s]")  # words, and punctuation as its own token
 MAX_QUOTES = 3
 SENTENCE = 200  # characters a quoted sentence may reach either side of its n-gram
 WORD = re.compile(r"\w")  # punctuation alone is no evidence
-AGENT_SIDES = ("a:", "t:", "s:", "r:")  # the agent's side, whole or by part (``_part``)
+AGENT_SIDES = ("a:", "t:", "s:", "r:")  # the agent's side, whole or by part (``_parts``)
+FENCE = "```"  # opens and closes code in a message
 
 
-def _sides(trajectory: Trajectory, sides: str, by_part: bool = False
-           ) -> Iterator[tuple[str, str, str]]:
-    """Each text to read with its side and source. What the agent wrote (its steps, tool
-    calls and response) is its side ("a"), and only that can be evidence; the request, user
-    turns and tool outputs are the question and its context ("q"). ``sides`` says which
-    to read. ``by_part`` names the agent's side by the part it wrote instead (``_part``)."""
+def _spans(trajectory: Trajectory, sides: str, by_part: bool = False
+           ) -> Iterator[tuple[str, str, str, int]]:
+    """Each text to read with its side, its source and where it starts in the source. What
+    the agent wrote (its steps, tool calls and response) is its side ("a"), and only that
+    can be evidence; the request, user turns and tool outputs are the question and its
+    context ("q"). ``sides`` says which to read. ``by_part`` reads the agent's side in its
+    parts instead (``_parts``)."""
     agent = {source for source, _ in trajectory.agent_texts()}
     for source, text in trajectory.texts():
         side = "a" if source in agent else "q"
-        if side in sides:
-            yield _part(source) if by_part and side == "a" else side, source, text
+        if side not in sides:
+            continue
+        if by_part and side == "a":
+            for part, start, piece in _parts(source, text):
+                yield part, source, piece, start
+        else:
+            yield side, source, text, 0
 
 
-def _part(source: str) -> str:
-    """Which part of the agent's side ``source`` is: its tool calls ("t", what it did),
-    its own steps' words ("s", what it told itself) or its response ("r", what it told the
-    user). The same words mean different things in each: "the tests pass" claimed in the
-    response is not the same words in a plan or a commit message."""
-    return "r" if source == "response" else "t" if source.endswith(".arguments") else "s"
+def _parts(source: str, text: str) -> Iterator[tuple[str, int, str]]:
+    """The parts of one of the agent's texts, each with where it starts: what it did ("t":
+    its tool calls, and code it wrote in a fence anywhere), its own steps' words ("s", what
+    it told itself) and its response's ("r", what it told the user). The same words mean
+    different things in each: "the tests pass" claimed in the response is not the same
+    words in a plan or a commit message, and code is an act wherever it is written."""
+    if source.endswith(".arguments"):
+        yield "t", 0, text
+        return
+    prose = "r" if source == "response" else "s"
+    start = 0
+    for i, piece in enumerate(text.split(FENCE)):
+        yield "t" if i % 2 else prose, start, piece
+        start += len(piece) + len(FENCE)
 
 
 def features(trajectory: Trajectory, sides: str = "qa", by_part: bool = False) -> list[str]:
     """Unigrams and bigrams of lowercased tokens, prefixed by side (or by part of the
-    agent's side, ``by_part``); n-grams never cross two texts."""
+    agent's side, ``by_part``); n-grams never cross two texts or parts."""
     out: list[str] = []
-    for side, _, text in _sides(trajectory, sides, by_part):
+    for side, _, text, _ in _spans(trajectory, sides, by_part):
         words = [f"{side}:{token.lower()}" for token in TOKEN.findall(text)]
         out.extend(words)
         out.extend(f"{a} {b[2:]}" for a, b in pairwise(words))
@@ -68,15 +83,16 @@ def features(trajectory: Trajectory, sides: str = "qa", by_part: bool = False) -
 
 
 def _first_spans(trajectory: Trajectory, wanted: set[str]) -> dict[str, tuple[str, int, int]]:
-    """Where each wanted agent-side feature first occurs in a text of its part (any of the
-    agent's texts for the whole side, "a"): (source, start, end). The n-grams are looked
-    up, and only the tokens up to the last one found are matched again for their offsets
-    (both in C: this runs on every trajectory)."""
+    """Where each wanted agent-side feature first occurs in a text or part of its own
+    (any of the agent's texts for the whole side, "a"): (source, start, end). The n-grams
+    are looked up, and only the tokens up to the last one found are matched again for
+    their offsets (both in C: this runs on every trajectory)."""
     where: dict[str, tuple[str, int, int]] = {}
-    for source, text in trajectory.agent_texts():
+    by_part = not any(feature.startswith("a:") for feature in wanted)
+    for side, source, text, offset in _spans(trajectory, "a", by_part):
         if not (missing := wanted - where.keys()):
             break
-        here = [feature for feature in missing if feature[0] in ("a", _part(source))]
+        here = [feature for feature in missing if feature[0] == side]
         if not here:
             continue
         tokens = [token.lower() for token in TOKEN.findall(text)]
@@ -86,7 +102,7 @@ def _first_spans(trajectory: Trajectory, wanted: set[str]) -> dict[str, tuple[st
             matches = list(islice(TOKEN.finditer(text), max(found.values()) + 2))
             for feature, at in found.items():
                 last = matches[at + 1] if " " in feature else matches[at]
-                where[feature] = (source, matches[at].start(), last.end())
+                where[feature] = (source, offset + matches[at].start(), offset + last.end())
     return where
 
 

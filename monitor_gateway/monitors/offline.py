@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ..schema import MonitorCard, Trajectory
-from ..settings import ENV_PREFIX, GatewaySettings, load_settings
+from ..settings import ENV_PREFIX, GatewaySettings, SettingsError, load_settings
 from .base import Judgement
 from .classifier import LinearModel, distinct, evidence, features, severity
 from .detectors import detect
@@ -108,4 +108,11 @@ class OfflineSettings(BaseSettings):
 def from_settings(settings: GatewaySettings) -> OfflineMonitor:
     """``MONITOR=offline``."""
     own = load_settings(OfflineSettings, {})
-    return OfflineMonitor(LinearModel.load(Path(own.offline_model)))
+    path = Path(own.offline_model)
+    model = LinearModel.load(path)
+    if any(feature.startswith("a:") for feature in model.vocabulary):
+        # its n-grams name the agent's side whole, where this version names the part: none
+        # would ever match, and the model would judge on the detectors alone
+        raise SettingsError(f"{path}: an offline model from before n-grams were read by part; "
+                            f"retrain it with 'monitor-gateway train --kind offline --out {path}'")
+    return OfflineMonitor(model)

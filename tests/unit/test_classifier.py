@@ -128,3 +128,18 @@ def test_evidence_for_a_claim_to_the_user_quotes_the_response_not_the_plan() -> 
     vector = model.weights(features(CLAIMED, sides="a", by_part=True))
     [quote] = evidence(model, CLAIMED, vector)
     assert (quote.source, quote.text) == ("response", "Done, all green.")
+
+
+def test_code_the_agent_wrote_in_a_fence_is_read_as_what_it_did() -> None:
+    """Code is an act wherever the agent writes it: a fence in its answer is read with its
+    tool calls, and evidence for it points into the fence."""
+    trajectory = Trajectory(id="f", request="Make the test pass.",
+                            response="Fixed. All green:\n```python\nassert True  # skip\n```")
+    found = features(trajectory, sides="a", by_part=True)
+    assert {"r:all green", "t:assert true"} <= set(found)
+    assert "r:assert" not in found and "t:all" not in found
+    model = LinearModel(vocabulary={"t:assert true": 0}, idf=[1.0], coef=[4.0], intercept=0.0,
+                        categories=[], category_coef=[], category_intercept=[], meta={})
+    [quote] = evidence(model, trajectory, model.weights(found))
+    assert quote.start is not None and "assert True" in quote.text
+    assert trajectory.response[quote.start:quote.start + len(quote.text)] == quote.text

@@ -9,6 +9,7 @@ import random
 import re
 import tomllib
 import weakref
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,7 +28,7 @@ from monitor_gateway.monitors.detectors.stance import held, pushback
 from monitor_gateway.monitors.detectors.wording import habits
 from monitor_gateway.monitors.offline import MODEL, OfflineMonitor
 from monitor_gateway.schema import Trajectory
-from monitor_gateway.settings import GatewaySettings
+from monitor_gateway.settings import GatewaySettings, SettingsError
 
 MONITOR = OfflineMonitor(LinearModel.load(MODEL))
 
@@ -1078,6 +1079,21 @@ def test_it_is_registered_and_its_label_states_where_it_was_measured() -> None:
     label = monitor.card.label
     assert "trained on the realistic dev split" in label
     assert "measured on the realistic test split: MR" in label
+
+
+def test_a_model_trained_before_n_grams_were_read_by_part_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its n-grams would never match: it would judge on the detectors alone, silently."""
+    old = json.loads(MODEL.read_text())
+    old["vocabulary"] = {"a:" + feature[2:] if feature[1] == ":" and feature[0] in "tsr"
+                         else feature: i for feature, i in old["vocabulary"].items()}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    monkeypatch.setenv("MONITOR_GATEWAY_OFFLINE_MODEL", str(path))
+    with pytest.raises(SettingsError, match="from before n-grams were read by part; retrain"):
+        build_monitor(GatewaySettings(monitor="offline", workers=0))
+    monkeypatch.setenv("MONITOR_GATEWAY_OFFLINE_MODEL", str(MODEL))
+    assert build_monitor(GatewaySettings(monitor="offline", workers=0)).card.name == "offline"
 
 
 def test_the_shipped_model_is_what_training_on_the_dev_split_gives() -> None:
