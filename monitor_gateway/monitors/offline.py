@@ -31,8 +31,9 @@ MAX_QUOTES = 4
 
 def offline_features(trajectory: Trajectory, signals: list[Signal]) -> list[str]:
     """What the combination reads: the agent's n-grams (never the request's) by the part it
-    wrote them in (tool calls, its steps, its response), each detector's signal, how often
-    the answer pushes back or the request presses, and the agent's wording habits."""
+    wrote them in (what it did: its tool calls and code in fences; its steps' words; its
+    response's), each detector's signal, how often the answer pushes back or the request
+    presses, and the agent's wording habits."""
     found = features(trajectory, sides="a", by_part=True)
     found += [f"d:{s.name}" for s in signals for _ in range(SIGNAL_WEIGHT)]
     if any(s.decisive for s in signals):
