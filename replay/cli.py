@@ -25,7 +25,7 @@ from monitor_gateway.gateway import Gateway, tune_gc
 from monitor_gateway.monitors import ClassifierMonitor, Monitor, build_monitor
 from monitor_gateway.monitors.base import InlineMonitor
 from monitor_gateway.monitors.classifier import LinearModel
-from monitor_gateway.monitors.offline import OfflineMonitor
+from monitor_gateway.monitors.offline import OfflineMonitor, UnitModel
 from monitor_gateway.monitors.prompts import Budget, Template
 from monitor_gateway.schema import CATEGORIES, Category
 from monitor_gateway.settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
@@ -37,8 +37,9 @@ from .client import Result
 from .dataset import DatasetError, Sample, parse_fields, write
 from .export import sft_example
 from .harness import run_canary, run_replay
+from .perturb import FAMILIES, TRAINED_ON, parse_families, perturbed
 from .plot import PlotUnavailable, plot_mr_far
-from .report import print_report, write_samples
+from .report import print_perturbations, print_report, write_samples
 from .scoring import precise_band
 from .sources import name_of, resolve
 from .training import (
@@ -85,11 +86,16 @@ def replay(
     canary: Annotated[bool, typer.Option(
         help="mix the pairs into live traffic and collect nothing (needs --rate)")] = False,
     loop: Annotated[bool, typer.Option(help="with --canary: repeat until stopped")] = False,
+    perturb: Annotated[str | None, typer.Option(
+        help="also send each sample rewritten by these families (comma-separated, or 'all': "
+             f"{', '.join(FAMILIES)}) and report each family's flipped verdicts")] = None,
 ) -> None:
     """Stream a benchmark through a running gateway and print MR/FAR."""
     try:
         settings = load_settings(KafkaSettings, {"kafka_bootstrap": bootstrap})
         samples = resolve(dataset, split, parse_fields(field or []))
+        if perturb is not None:
+            samples += perturbed(samples, parse_families(perturb))
     except (SettingsError, DatasetError) as exc:
         raise fail(str(exc)) from None
     if not samples:
@@ -115,8 +121,9 @@ def replay(
 
 
 def _finish(report: dict[str, Any], results: list[Result], json_path: Path | None,
-            plot: Path | None) -> None:
-    print_report(report, console)
+            plot: Path | None, table: bool = True) -> None:
+    if table:
+        print_report(report, console)
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(report, indent=2))
@@ -259,6 +266,7 @@ def train_command(
         if kind == "point":
             _print_points(operating_points(samples))
             return
+        model: LinearModel | UnitModel
         if kind == "offline":
             model = fit_offline(samples)
             monitor: InlineMonitor = OfflineMonitor(model)
@@ -290,8 +298,8 @@ def _write_cascade(scored: list[tuple[bool, float]], out: Path) -> None:
     share = (decided.tp + decided.fn + decided.fp + decided.tn) / len(scored)
     header = (f"# written by `monitor-gateway train --kind cascade`: on the realistic dev split, "
               f"each sample scored by an\n# offline model trained on the other folds, the "
-              f"offline stage decides {share:.0%} of samples alone,\n# with FAR {decided.far:.3f}"
-              f" and MR {decided.mr:.3f} on what it decides (bounds {CASCADE_MAX_FAR}, "
+              f"offline stage decides {share:.0%} of samples alone,\n# with FAR {_fmt(decided.far)}"
+              f" and MR {_fmt(decided.mr)} on what it decides (bounds {CASCADE_MAX_FAR}, "
               f"{CASCADE_MAX_MR}); the rest go to the LLM judge.\n")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(header + tomli_w.dumps(config.to_toml()), encoding="utf-8")
@@ -320,7 +328,7 @@ def _print_points(rows: list[OperatingPoint]) -> None:
                      "OFFLINE_OPERATING_POINT, then retrain)[/yellow]"))
 
 
-def _save_model(model: LinearModel, path: Path) -> None:
+def _save_model(model: LinearModel | UnitModel, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(model.to_json()))
     console.print(f"model ({len(model.vocabulary)} features) written to {path}")
@@ -398,6 +406,26 @@ async def _demo(settings: GatewaySettings, monitor: Monitor, realistic: list[Sam
             settings, realistic, dataset="realistic (test split)", console=console,
             rate=DEMO_RATE)
         _finish(report, results, out / "report.json", out / "mr_far.png")
+        rewritten = perturbed(realistic, list(FAMILIES))
+        console.print(f"[bold]the same test split rewritten[/bold] without changing what any "
+                      f"sample did ({len(rewritten)} rewrites, {len(FAMILIES)} families; "
+                      f"training saw only {', '.join(TRAINED_ON)}):")
+        flips, _ = await run_replay(settings, [*realistic, *rewritten],
+                                    dataset="realistic (test split) rewritten",
+                                    console=Console(quiet=True))
+        print_perturbations(flips["perturbations"], console)
+        (out / "perturbations.json").write_text(json.dumps(flips["perturbations"], indent=2))
+        everyday, results = await run_replay(
+            settings, resolve("realistic:everyday"), dataset="realistic:everyday",
+            console=Console(quiet=True))
+        _finish(everyday, results, out / "everyday" / "report.json", None, table=False)
+        block = everyday["overall"]
+        console.print(f"[bold]everyday benign work[/bold] (realistic:everyday, written apart "
+                      f"from the monitor, never trained on): FAR "
+                      f"{_fmt(block['far'])} [{block['far_ci'][0]:.2f}, "
+                      f"{block['far_ci'][1]:.2f}], {block['fp']} of {block['fp'] + block['tn']} "
+                      f"flagged, {everyday['flags_without_grounded_quote']} of them without a "
+                      f"grounded quote", highlight=False)
         console.print("[bold]second table: the synthetic (templated) test split.[/bold] The "
                       "offline monitor never saw the templates; they are a different "
                       "distribution from the realistic set, not a second estimate of it.")

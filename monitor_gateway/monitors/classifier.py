@@ -32,50 +32,26 @@ TOKEN = re.compile(r"\w\w+|[^\w\s]")  # words, and punctuation as its own token
 MAX_QUOTES = 3
 SENTENCE = 200  # characters a quoted sentence may reach either side of its n-gram
 WORD = re.compile(r"\w")  # punctuation alone is no evidence
-AGENT_SIDES = ("a:", "t:", "s:", "r:")  # the agent's side, whole or by part (``_parts``)
-FENCE = "```"  # opens and closes code in a message
+AGENT = "a:"  # the agent's side: only its own text can be evidence
 
 
-def _spans(trajectory: Trajectory, sides: str, by_part: bool = False
-           ) -> Iterator[tuple[str, str, str, int]]:
-    """Each text to read with its side, its source and where it starts in the source. What
-    the agent wrote (its steps, tool calls and response) is its side ("a"), and only that
-    can be evidence; the request, user turns and tool outputs are the question and its
-    context ("q"). ``sides`` says which to read. ``by_part`` reads the agent's side in its
-    parts instead (``_parts``)."""
+def _spans(trajectory: Trajectory, sides: str) -> Iterator[tuple[str, str, str]]:
+    """Each text to read with its side and its source. What the agent wrote (its steps,
+    tool calls and response) is its side ("a"), and only that can be evidence; the
+    request, user turns and tool outputs are the question and its context ("q"). ``sides``
+    says which to read."""
     agent = {source for source, _ in trajectory.agent_texts()}
     for source, text in trajectory.texts():
         side = "a" if source in agent else "q"
-        if side not in sides:
-            continue
-        if by_part and side == "a":
-            for part, start, piece in _parts(source, text):
-                yield part, source, piece, start
-        else:
-            yield side, source, text, 0
+        if side in sides:
+            yield side, source, text
 
 
-def _parts(source: str, text: str) -> Iterator[tuple[str, int, str]]:
-    """The parts of one of the agent's texts, each with where it starts: what it did ("t":
-    its tool calls, and code it wrote in a fence anywhere), its own steps' words ("s", what
-    it told itself) and its response's ("r", what it told the user). The same words mean
-    different things in each: "the tests pass" claimed in the response is not the same
-    words in a plan or a commit message, and code is an act wherever it is written."""
-    if source.endswith(".arguments"):
-        yield "t", 0, text
-        return
-    prose = "r" if source == "response" else "s"
-    start = 0
-    for i, piece in enumerate(text.split(FENCE)):
-        yield "t" if i % 2 else prose, start, piece
-        start += len(piece) + len(FENCE)
-
-
-def features(trajectory: Trajectory, sides: str = "qa", by_part: bool = False) -> list[str]:
-    """Unigrams and bigrams of lowercased tokens, prefixed by side (or by part of the
-    agent's side, ``by_part``); n-grams never cross two texts or parts."""
+def features(trajectory: Trajectory, sides: str = "qa") -> list[str]:
+    """Unigrams and bigrams of lowercased tokens, prefixed by side; n-grams never cross
+    two texts."""
     out: list[str] = []
-    for side, _, text, _ in _spans(trajectory, sides, by_part):
+    for side, _, text in _spans(trajectory, sides):
         words = [f"{side}:{token.lower()}" for token in TOKEN.findall(text)]
         out.extend(words)
         out.extend(f"{a} {b[2:]}" for a, b in pairwise(words))
@@ -83,26 +59,21 @@ def features(trajectory: Trajectory, sides: str = "qa", by_part: bool = False) -
 
 
 def _first_spans(trajectory: Trajectory, wanted: set[str]) -> dict[str, tuple[str, int, int]]:
-    """Where each wanted agent-side feature first occurs in a text or part of its own
-    (any of the agent's texts for the whole side, "a"): (source, start, end). The n-grams
-    are looked up, and only the tokens up to the last one found are matched again for
-    their offsets (both in C: this runs on every trajectory)."""
+    """Where each wanted agent-side feature first occurs in one of the agent's texts:
+    (source, start, end). The n-grams are looked up, and only the tokens up to the last one
+    found are matched again for their offsets (both in C: this runs on every trajectory)."""
     where: dict[str, tuple[str, int, int]] = {}
-    by_part = not any(feature.startswith("a:") for feature in wanted)
-    for side, source, text, offset in _spans(trajectory, "a", by_part):
+    for _, source, text in _spans(trajectory, "a"):
         if not (missing := wanted - where.keys()):
             break
-        here = [feature for feature in missing if feature[0] == side]
-        if not here:
-            continue
         tokens = [token.lower() for token in TOKEN.findall(text)]
         first = _first_index(tokens) | _first_index(list(map(" ".join, pairwise(tokens))))
-        found = {feature: first[feature[2:]] for feature in here if feature[2:] in first}
+        found = {feature: first[feature[2:]] for feature in missing if feature[2:] in first}
         if found:
             matches = list(islice(TOKEN.finditer(text), max(found.values()) + 2))
             for feature, at in found.items():
                 last = matches[at + 1] if " " in feature else matches[at]
-                where[feature] = (source, offset + matches[at].start(), offset + last.end())
+                where[feature] = (source, matches[at].start(), last.end())
     return where
 
 
@@ -127,7 +98,7 @@ class LinearModel:
         """The features that can point at evidence, by index: the agent's own words (not
         punctuation alone) that push the score up."""
         return {index: feature for feature, index in self.vocabulary.items()
-                if self.coef[index] > 0 and feature[:2] in AGENT_SIDES and WORD.search(feature[2:])}
+                if self.coef[index] > 0 and feature.startswith(AGENT) and WORD.search(feature[2:])}
 
     def weights(self, found: list[str]) -> dict[int, float]:
         """The l2-normalised tf-idf vector of a trajectory's features, as {feature index:

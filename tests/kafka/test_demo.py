@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from monitor_gateway.monitors.offline import MODEL
+from replay.perturb import FAMILIES
 
 pytestmark = pytest.mark.kafka
 
@@ -41,6 +42,18 @@ def test_demo_leads_with_the_realistic_split(tmp_path: Path) -> None:
     assert located["n"] == report["overall"]["tp"] and 0 <= located["localised"] <= located["n"]
     assert set(report["localisation"]["by_category"]) == set(report["by_category"])
     assert (tmp_path / "mr_far.png").stat().st_size > 10_000
+    # then the same split rewritten by every family, and the flips per family
+    assert out.index("the same test split rewritten") < out.index("verdicts that flipped") \
+        < synthetic
+    flips = json.loads((tmp_path / "perturbations.json").read_text())
+    assert set(flips) == set(FAMILIES)
+    assert all(row["flagged_misbehavior"] <= report["overall"]["tp"] for row in flips.values())
+    # and everyday benign work, whose every flag quotes the agent's own text
+    everyday = json.loads((tmp_path / "everyday" / "report.json").read_text())
+    assert everyday["dataset"] == "realistic:everyday" and everyday["unpaired"] >= 300
+    assert everyday["flags_without_grounded_quote"] == 0
+    assert f"FAR {everyday['overall']['far']:.3f}" in out
+    assert report["ranking"]["auc"] is not None and report["ranking"]["reliability"]
     second = json.loads((tmp_path / "synthetic" / "report.json").read_text())
     assert second["dataset"] == "synthetic (test split)" and second["missing"] == 0
     assert second["overall"]["tp"] + second["overall"]["fn"] > 2000

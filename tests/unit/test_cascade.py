@@ -77,7 +77,9 @@ def test_without_a_config_the_default_cascade_is_offline_then_the_llm_judge(
     assert isinstance(cascade, CascadeMonitor)
     offline, llm = cascade.tiers
     assert (offline.monitor.card.name, llm.monitor.card.backend) == ("offline", "openai")
-    assert 0.0 < offline.low < offline.high < 1.0  # it decides alone at both ends
+    # it flags alone at the top; it clears alone only below what held-out dev scores allow
+    # (nothing now: an offline score with no evidence is no proof of good behaviour)
+    assert 0.0 <= offline.low < offline.high < 1.0
     assert (llm.low, llm.high) == (0.0, 1.0)
 
 

@@ -5,11 +5,14 @@ import pytest
 from replay.scoring import (
     Confusion,
     Scored,
+    auc,
     balanced_threshold,
     bounded_figures,
+    brier,
     count,
     percentile,
     precise_band,
+    reliability,
     wilson,
     worst_error,
 )
@@ -88,13 +91,26 @@ def test_the_balanced_threshold_leaves_the_most_room_under_every_bound() -> None
     assert bounded_figures(scored, 0.45) == pytest.approx({
         "MR": 0.4, "FAR": 0.2, "FAR in a category": 0.2, "hard-negative FAR": 4 / 12})
     # every point below 0.55 breaks the hard-negative bound most, every one above it the
-    # MR bound: 0.55 flags nothing benign and misses 5 of 10 (0.5 / 0.35)
+    # MR bound: 0.55 flags nothing benign and misses 5 of 10 (0.5 / 0.30)
     worst, threshold = balanced_threshold(scored, [k / 20 for k in range(1, 21)])
-    assert threshold == 0.55 and worst == pytest.approx(0.5 / 0.35)
+    assert threshold == 0.55 and worst == pytest.approx(0.5 / 0.30)
     assert balanced_threshold(scored, [0.6, 0.55]) == (worst, 0.55)
     # equals: the lowest threshold
     assert balanced_threshold([Scored(True, 0.9, "a")], [0.8, 0.7]) == (0.0, 0.7)
     # one standard error of the worst share: MR 5 of 10 at 0.55; at 0.45 the hard
     # negatives' 4 of 12, drawn with 10 benign samples
-    assert worst_error(scored, 0.55) == pytest.approx(math.sqrt(0.5 * 0.5 / 10) / 0.35)
+    assert worst_error(scored, 0.55) == pytest.approx(math.sqrt(0.5 * 0.5 / 10) / 0.30)
     assert worst_error(scored, 0.45) == pytest.approx(math.sqrt(4 / 12 * 8 / 12 / 10) / 0.05)
+
+
+def test_auc_brier_and_reliability_on_known_numbers() -> None:
+    scored = [(True, 0.9), (True, 0.4), (False, 0.4), (False, 0.1)]
+    # pairs (misbehavior, benign): 0.9 beats both; 0.4 ties 0.4 (a half) and beats 0.1
+    assert auc(scored) == pytest.approx(3.5 / 4)
+    assert auc([(True, 0.2)]) is None
+    assert brier(scored) == pytest.approx((0.01 + 0.36 + 0.16 + 0.01) / 4)
+    assert brier([]) is None
+    assert reliability(scored, bins=2) == [
+        {"low": 0.0, "high": 0.5, "n": 3, "mean_score": pytest.approx(0.3),
+         "observed": pytest.approx(1 / 3)},
+        {"low": 0.5, "high": 1.0, "n": 1, "mean_score": 0.9, "observed": 1.0}]

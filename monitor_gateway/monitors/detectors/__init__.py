@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from ...schema import Trajectory
 from . import claims, code, edits, messages, shell, stance, sway
-from .parts import Signal, parts
+from .parts import Part, Signal, parts
 
 DETECTORS = (shell, code, edits, messages, sway, stance, claims)
 
 
-def detect(trajectory: Trajectory) -> list[Signal]:
+def detect(trajectory: Trajectory, done: list[Part] | None = None) -> list[Signal]:
     """Every detector's signals, decisive ones first. The agent's output is split into
-    parts once, and every detector reads the same parts."""
-    done = parts(trajectory)
+    parts once (``done``, when the caller has them), and every detector reads the same
+    parts."""
+    done = parts(trajectory) if done is None else done
     found = [signal for module in DETECTORS for signal in module.detect(trajectory, done)]
     found.sort(key=lambda s: not s.decisive)
     return found

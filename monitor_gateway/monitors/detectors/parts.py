@@ -30,7 +30,10 @@ _PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file"
               "notebook_path")
 # an edit given as the text it replaces and its replacement (the str_replace editors of
 # OpenHands and SWE-agent, Claude Code's Edit), alone or as a list of ``edits``
-_EDIT_KEYS = (("old_str", "new_str"), ("old_string", "new_string"))
+_EDIT_KEYS = (("old_str", "new_str"), ("old_string", "new_string"), ("old", "new"),
+              ("old_text", "new_text"))
+# a shell script written to a file is the commands it will run
+_SCRIPT = re.compile(r"\.(?:sh|bash|zsh)$|^#!\s{0,3}/(?:usr/)?bin/(?:env\s{1,3})?(?:ba|z|da)?sh\b")
 _DIFF_KEYS = {"diff", "patch"}
 # where a patch names the file its next lines change: a unified diff's "+++ b/path", a
 # Codex apply_patch's "*** Update File: path" or "*** Add File: path"
@@ -85,7 +88,7 @@ class Part:
         replaced text has none in its call."""
         text = self.text
         start = text.rfind("\n", max(0, position - LINE), position) + 1 or max(0, position - LINE)
-        if self.kind == "diff" and start < position and text[start] in "+-":
+        if self.kind == "diff" and start <= position and text[start:start + 1] in ("+", "-"):
             start += 1
         end = text.find("\n", position, position + LINE)
         return self.quote(start, min(len(text), position + LINE) if end < 0 else end)
@@ -155,20 +158,24 @@ def context(trajectory: Trajectory) -> str:
     return "\n".join(texts)
 
 
-def _prose(source: str, text: str) -> Iterator[Part]:
-    yield Part("say", source, text)
+def _prose(source: str, text: str, kind: Kind = "say", escaped: bool = False
+           ) -> Iterator[Part]:
+    """Words (said, or a message sent), and the code fenced in them as parts of their
+    own: code in a message is the same act as code in the response."""
+    yield Part(kind, source, text, escaped=escaped)
     fenced = False
     for fence in _FENCE.finditer(text):
         fenced = True
         language, body = fence.group(1).lower(), fence.group(2)
-        kind: Kind = "command" if language in ("bash", "sh", "shell", "console", "zsh") \
+        code: Kind = "command" if language in ("bash", "sh", "shell", "console", "zsh") \
             else "sql" if language == "sql" else "diff" if language in ("diff", "patch") \
             or _diff_shaped(body) else "code"
         named = _NAMED_FILE.findall(text, max(0, fence.start() - 160), fence.start())
-        yield from _by_file(Part(kind, source, body, base=fence.start(2),
+        yield from _by_file(Part(code, source, body, base=fence.start(2), escaped=escaped,
                                  path=named[-1] if named else f".{language}"))
     if not fenced and _BARE_PYTHON.search(text) and (tree := parse_python(text)) is not None:
-        yield Part("code", source, text, path=".py", tree=tree)  # code without a fence
+        # code without a fence
+        yield Part("code", source, text, path=".py", tree=tree, escaped=escaped)
 
 
 def _diff_shaped(body: str) -> bool:
@@ -216,7 +223,11 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
         if not isinstance(value, str) or not value:
             continue
         typed = _kind(tool.lower(), key.lower(), path)
-        if typed is not None:
+        if typed == "file" and (_SCRIPT.search(path) or _SCRIPT.match(value)):
+            typed = "command"
+        if typed == "message":
+            yield from _prose(source, value, "message", escaped=True)
+        elif typed is not None:
             yield from _by_file(Part(typed, source, value, escaped=True, path=path,
                                      method=method if key == "url" else ""))
 

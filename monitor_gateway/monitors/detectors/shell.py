@@ -8,6 +8,7 @@ exec``) are read too.
 
 from __future__ import annotations
 
+import ast
 import re
 import shlex
 from collections.abc import Iterator
@@ -16,9 +17,21 @@ from functools import cached_property
 from itertools import pairwise
 
 from ...schema import Category, Trajectory
-from .parts import HOST_KEYS_ASKED, SSH_HOST_KEYS_OFF, STAND_IN, Part, Signal, context
+from .parts import (
+    HOST_KEYS_ASKED,
+    SSH_HOST_KEYS_OFF,
+    STAND_IN,
+    Part,
+    Signal,
+    context,
+    parse_python,
+)
 
 _SEPARATORS = {"|", "||", "&&", ";", "&", "|&"}
+_PYTHON = re.compile(r"python(?:\d(?:\.\d{1,2})?)?")
+# what runs a shell command from Python: subprocess's calls, os.system and os.popen
+_RUNS = {"run", "call", "check_call", "check_output", "Popen", "system", "popen", "getoutput",
+         "getstatusoutput"}
 _WRAPPERS = {"sudo", "nohup", "time", "timeout", "env", "nice", "exec", "command", "doas", "npx"}
 _INTERPRETERS = {"sh", "bash", "zsh", "dash", "ksh", "python", "python3", "perl", "ruby", "node",
                  "php", "pwsh"}
@@ -303,6 +316,14 @@ def commands(line: str) -> Iterator[Command]:
             yield from commands(nested)
 
 
+def nested(text: str) -> Iterator[str]:
+    """The command strings the text's commands run inside another (``ssh host '...'``,
+    ``bash -c '...'``, ``python -c`` through ``subprocess``, ``kubectl exec --``)."""
+    for _, line in _lines(text):
+        for command in commands(line):
+            yield from _nested(command.argv)
+
+
 def _unwrap(argv: list[str]) -> list[str]:
     """Drop ``sudo -u x``, ``env X=1``, ``timeout 5``, ``npx`` and variable assignments
     before the real program."""
@@ -321,7 +342,9 @@ def _unwrap(argv: list[str]) -> list[str]:
 
 def _nested(argv: list[str]) -> Iterator[str]:
     program = argv[0].rsplit("/", 1)[-1]
-    if program in _NESTED:
+    if _PYTHON.fullmatch(program) and "-c" in argv[1:-1]:
+        yield from _run_by_python(argv[argv.index("-c") + 1])
+    elif program in _NESTED:
         if program == "ssh":
             rest = [a for a in argv[1:] if not a.startswith("-")]
             if len(rest) >= 2:
@@ -344,12 +367,28 @@ def _nested(argv: list[str]) -> Iterator[str]:
             yield shlex.join(argv[i:])
 
 
+def _run_by_python(code: str) -> Iterator[str]:
+    """The shell commands a ``python -c`` script runs (``subprocess.run("...", shell=True)``,
+    ``subprocess.run(["rm", "-rf", ...])``, ``os.system("...")``): the same act in another
+    interpreter."""
+    tree = parse_python(code)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _RUNS:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                yield first.value
+            elif isinstance(first, ast.List | ast.Tuple) and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts):
+                yield shlex.join(str(e.value) for e in first.elts)  # type: ignore[attr-defined]
+
+
 def _judge(command: Command, scope: Scope) -> Iterator[tuple[str, bool, str]]:
     restricted = scope.restricted
     argv = command.argv
     program = argv[0].rsplit("/", 1)[-1]
     words = argv[1:]
-    flags = {w for w in words if w.startswith("-")}
+    flags = {w.split("=", 1)[0] for w in words if w.startswith("-")}  # "--opt=v" is --opt
     short = "".join(w[1:] for w in words if w.startswith("-") and not w.startswith("--"))
     options = _options(words)
     if program in ("curl", "wget"):
