@@ -281,9 +281,11 @@ def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
 class ClassifierSettings(BaseSettings):
     """The classifier's own setting, read from ``MONITOR_GATEWAY_CLASSIFIER_PATH``."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore",
+                                      use_attribute_docstrings=True)
 
     classifier_path: str = "out/classifier.json"
+    """The classifier model `monitor-gateway train` wrote."""
 
 
 def from_settings(settings: GatewaySettings) -> ClassifierMonitor:
