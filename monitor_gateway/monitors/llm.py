@@ -114,7 +114,7 @@ class LLMJudge:
             raise SettingsError("MONITOR=openai needs MONITOR_GATEWAY_OPENAI_BASE_URL and "
                                 "MONITOR_GATEWAY_OPENAI_MODEL")
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "none"
-        # aiohttp: the faster transport for many concurrent calls (benchmarks/, README);
+        # aiohttp: the faster transport for many concurrent calls (benchmarks/, docs/benchmarks.md);
         # httpx for environments that need its proxy handling
         transport = http_client or (DefaultAioHttpClient()
                                     if settings.openai_transport == "aiohttp" else None)
