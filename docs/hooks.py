@@ -1,6 +1,7 @@
 """MkDocs hook: the settings page's tables, generated from the settings models when the
 site is built, so the page lists exactly what the code reads. A field without a
-description fails the build."""
+description (its docstring, or its model's when the model has no other field) fails the
+build."""
 
 from __future__ import annotations
 
@@ -41,11 +42,14 @@ def reference() -> str:
         for name, field in model.model_fields.items():
             if name in inherited:
                 continue
-            if not field.description:
+            # a model of one setting may say what it is in its own docstring
+            alone = len(model.model_fields) == 1 and model.__doc__
+            described = field.description or alone
+            if not described:
                 raise ValueError(f"{model.__name__}.{name} has no description (a docstring)")
             commands = flags.get(name, [])
             shown = f"`{flag(name)}` ({', '.join(commands)})" if commands else ""
-            description = " ".join(field.description.split())
+            description = " ".join(described.replace("``", "`").split())
             rows.append(f"| `{ENV_PREFIX}{name.upper()}` | {shown} | {_values(field)} | "
                         f"{_default(field)} | {description} |")
         sections.append(f"## {heading}\n\n" + "\n".join(rows))

@@ -281,11 +281,9 @@ def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
 class ClassifierSettings(BaseSettings):
     """The classifier's own setting, read from ``MONITOR_GATEWAY_CLASSIFIER_PATH``."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore",
-                                      use_attribute_docstrings=True)
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
     classifier_path: str = "out/classifier.json"
-    """The classifier model `monitor-gateway train` wrote."""
 
 
 def from_settings(settings: GatewaySettings) -> ClassifierMonitor:

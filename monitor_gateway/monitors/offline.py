@@ -101,12 +101,9 @@ class OfflineSettings(BaseSettings):
     """``MONITOR_GATEWAY_OFFLINE_MODEL``: another combination model (``monitor-gateway
     train --kind offline`` writes one); the shipped one by default."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore",
-                                      use_attribute_docstrings=True)
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
     offline_model: str = str(MODEL)
-    """The offline monitor's combination model (`train --kind offline` writes one); the
-    default is the shipped `monitor_gateway/monitors/offline_model.json`."""
 
 
 def from_settings(settings: GatewaySettings) -> OfflineMonitor:
