@@ -131,20 +131,21 @@ def serve(
 ) -> None:
     """Run the gateway until SIGTERM or Ctrl-C."""
     setup_logging(log_level)
+    flags = {name: value for name, value in {
+        "kafka_bootstrap": bootstrap, "input_topic": input_topic,
+        "verdict_topic": verdict_topic, "dlq_topic": dlq_topic, "group_id": group_id,
+        "monitor": monitor, "threshold": threshold, "fail_policy": fail_policy,
+        "concurrency": concurrency, "workers": workers, "max_message_bytes": max_message_bytes,
+        "metrics_port": metrics_port, "otlp_endpoint": otlp_endpoint,
+        "monitor_config": str(monitor_config) if monitor_config else None,
+    }.items() if value is not None}
     try:
-        settings = load_settings(GatewaySettings, {
-            "kafka_bootstrap": bootstrap, "input_topic": input_topic,
-            "verdict_topic": verdict_topic, "dlq_topic": dlq_topic, "group_id": group_id,
-            "monitor": monitor, "threshold": threshold, "fail_policy": fail_policy,
-            "concurrency": concurrency, "workers": workers, "max_message_bytes": max_message_bytes,
-            "metrics_port": metrics_port, "otlp_endpoint": otlp_endpoint,
-            "monitor_config": str(monitor_config) if monitor_config else None,
-        })
+        settings = load_settings(GatewaySettings, flags)
         settings.security()  # a bad security setting fails here, in one line
         judge = build_monitor(settings)
         tracing = from_settings(settings)
     except SettingsError as exc:
-        raise fail(str(exc)) from None
+        raise fail(exc.blaming(flags)) from None
     started: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
     if embedded:
         host, _, port = settings.kafka_bootstrap.split(",")[0].rpartition(":")

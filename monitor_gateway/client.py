@@ -1,19 +1,23 @@
 """The client side: send trajectories to the gateway, read its verdicts.
 
-    from monitor_gateway.client import TrajectoryProducer, verdicts
+    from monitor_gateway.client import TrajectoryProducer, judged, verdicts
 
-    async with TrajectoryProducer() as producer:          # MONITOR_GATEWAY_* settings
-        await producer.send({"id": "run-1", "request": "Fix the test.",
-                             "response": "Done.", "steps": []})
-    async for verdict in verdicts():                       # follows the verdict topic
-        print(verdict.trajectory_id, verdict.flagged, verdict.monitor.label)
+    run = {"id": "run-1", "request": "Fix the test.", "response": "Done."}
+    async for verdict in judged([run]):                    # sends, then waits for each verdict
+        print(verdict.trajectory_id, verdict.flagged)
+    async for verdict in verdicts(count=10, timeout=30):   # follows the verdict topic
+        print(verdict.trajectory_id, verdict.flagged)
 
-``SyncTrajectoryProducer`` does the same for code without an event loop; ``judged(trajectories)``
-sends and yields each one's verdict as it comes (what ``send --wait`` prints). A trajectory is
-validated with the model the gateway uses before it is sent (a refused one
-raises ``pydantic.ValidationError`` here instead of becoming a dead letter there), keyed by
-its id (so its verdict lands on the same partition number), and carries the caller's W3C
-trace context when OpenTelemetry is installed and a span is current.
+``TrajectoryProducer`` (and ``SyncTrajectoryProducer``, for code without an event loop)
+only sends. Everything here takes a trajectory as a :class:`Trajectory` or as a dict of the
+same fields; it is validated with the model the gateway uses before it is sent (a refused
+one raises ``pydantic.ValidationError`` here instead of becoming a dead letter there),
+keyed by its id (so its verdict lands on the same partition number), and carries the
+caller's W3C trace context when OpenTelemetry is installed and a span is current.
+
+A partition's end is never taken from one answer to "where does it end": some brokers (the
+embedded one) answer with the first offset of the partition's last batch, below its end.
+The end is the high watermark of a fetch made from there (:func:`seek_to_end`).
 """
 
 from __future__ import annotations
@@ -21,19 +25,43 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.client import AIOKafkaClient
+from aiokafka.errors import KafkaConnectionError
 from pydantic import ValidationError
 
 from .ingest import Rejection, parse_trajectory
 from .schema import DeadLetter, Trajectory, Verdict
-from .settings import ENV_PREFIX, KafkaSettings
+from .settings import ENV_PREFIX, KafkaSettings, flag
+
+TrajectoryLike = Trajectory | Mapping[str, Any]  # what every function here takes
+M = TypeVar("M", Verdict, Verdict | DeadLetter | Trajectory)
+CONNECT_TIMEOUT = 5.0  # seconds for a broker to answer at all: a listener that is not Kafka
 
 
 class TopicMissing(RuntimeError):
     """A topic the client needs is not on the cluster; the message is one line."""
+
+
+def as_trajectory(trajectory: TrajectoryLike) -> Trajectory:
+    """A trajectory as the gateway reads it; a dict is validated (``ValidationError``)."""
+    if isinstance(trajectory, Trajectory):
+        return trajectory
+    return Trajectory.model_validate(trajectory)
+
+
+async def reach(settings: KafkaSettings, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Raise ``KafkaConnectionError`` unless a broker answers at the bootstrap address within
+    ``timeout`` seconds. Kafka clients wait their whole request timeout (40 s) for an answer
+    from a port that accepts connections and says nothing, such as another service's."""
+    client = AIOKafkaClient(request_timeout_ms=int(timeout * 1000), **settings.client_args())
+    try:
+        await client.bootstrap()
+    finally:
+        await client.close()
 
 
 class TrajectoryProducer:
@@ -48,6 +76,7 @@ class TrajectoryProducer:
         self._producer = AIOKafkaProducer(acks="all", linger_ms=5,
                                           **self.settings.client_args())
         try:
+            await reach(self.settings)
             await self._producer.start()
         except BaseException:
             await self._producer.stop()
@@ -58,11 +87,10 @@ class TrajectoryProducer:
         if self._producer is not None:
             await self._producer.stop()
 
-    async def send(self, trajectory: Trajectory | dict[str, Any]) -> None:
+    async def send(self, trajectory: TrajectoryLike) -> None:
         if self._producer is None:
             raise RuntimeError("use TrajectoryProducer as 'async with TrajectoryProducer()'")
-        if not isinstance(trajectory, Trajectory):
-            trajectory = Trajectory.model_validate(trajectory)
+        trajectory = as_trajectory(trajectory)
         await self._producer.send_and_wait(
             self.settings.input_topic, trajectory.model_dump_json(exclude_defaults=True).encode(),
             key=trajectory.id.encode(), headers=_trace_context())
@@ -86,7 +114,7 @@ class SyncTrajectoryProducer:
         finally:
             self._runner.close()
 
-    def send(self, trajectory: Trajectory | dict[str, Any]) -> None:
+    def send(self, trajectory: TrajectoryLike) -> None:
         self._runner.run(self._producer.send(trajectory))
 
 
@@ -100,84 +128,141 @@ def _trace_context() -> list[tuple[str, bytes]]:
     return [(name, value.encode()) for name, value in carrier.items()]
 
 
-async def verdicts(settings: KafkaSettings | None = None, *, dead_letters: bool = False,
-                   trajectories: bool = False, from_beginning: bool = False,
-                   ) -> AsyncIterator[Verdict | DeadLetter | Trajectory]:
-    """Every verdict (and dead letter, and input trajectory, if asked) from now on, or from
-    the topics' start. Reads without a consumer group: it commits nothing and takes
-    nothing from others. Trajectories are what a verdict's evidence offsets point into."""
-    settings = settings or KafkaSettings()
-    models: dict[str, type[Verdict | DeadLetter | Trajectory]] = {settings.verdict_topic: Verdict}
-    if dead_letters:
-        models[settings.dlq_topic] = DeadLetter
-    if trajectories:
-        models[settings.input_topic] = Trajectory
-    consumer = AIOKafkaConsumer(
-        *models, group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100,
-        auto_offset_reset="earliest" if from_beginning else "latest",
-        **settings.client_args())
+async def _consumer(settings: KafkaSettings, topics: Collection[str], fetch_max_wait_ms: int
+                    ) -> tuple[AIOKafkaConsumer, list[TopicPartition]]:
+    """A started consumer without a group, assigned every partition of ``topics``; the
+    caller positions and stops it. A missing topic is :class:`TopicMissing`."""
+    consumer = AIOKafkaConsumer(group_id=None, enable_auto_commit=False,
+                                fetch_max_wait_ms=fetch_max_wait_ms, **settings.client_args())
     try:
+        await reach(settings)
         await consumer.start()
-        async for record in consumer:
-            try:
-                yield models[record.topic].model_validate_json(record.value or b"")
-            except ValidationError:
-                continue  # not ours, or not valid: someone else's record on the topic
-    finally:
+        assigned = []
+        for topic in topics:
+            partitions = consumer.partitions_for_topic(topic) or set()
+            if not partitions:
+                await consumer._client.force_metadata_update()
+                partitions = consumer.partitions_for_topic(topic) or set()
+            if not partitions:
+                what, setting = {settings.verdict_topic: ("verdicts", "verdict_topic"),
+                                 settings.dlq_topic: ("dead letters", "dlq_topic")}.get(
+                    topic, ("trajectories", "input_topic"))
+                raise TopicMissing(f"no topic {topic} on {settings.kafka_bootstrap} to read "
+                                   f"{what} from: create it, or set {flag(setting)} or "
+                                   f"{ENV_PREFIX}{setting.upper()}")
+            assigned += [TopicPartition(topic, p) for p in sorted(partitions)]
+        consumer.assign(assigned)
+    except BaseException:
         await consumer.stop()
+        raise
+    return consumer, assigned
+
+
+async def seek_to_end(consumer: AIOKafkaConsumer, partitions: Collection[TopicPartition],
+                      timeout: float = 30.0) -> None:
+    """Position ``consumer`` at each partition's end now: where the next record written will
+    be. The broker's answer to "where is the end" is only where reading starts; the end is
+    the high watermark of the fetches from there, which every fetch response carries."""
+    await consumer.seek_to_end(*partitions)
+    ends: dict[TopicPartition, int] = {}
+    deadline = time.monotonic() + timeout
+    while len(ends) < len(partitions):
+        if time.monotonic() > deadline:
+            raise KafkaConnectionError(f"no fetch answered within {timeout:g} s")
+        await consumer.getmany(*partitions, timeout_ms=100)  # records before the end: old
+        for tp in partitions:
+            end = consumer.highwater(tp)
+            if end is not None:
+                ends[tp] = end
+    for tp, end in ends.items():
+        consumer.seek(tp, end)
 
 
 async def verdicts_at_end(settings: KafkaSettings, fetch_max_wait_ms: int = 10
                           ) -> AIOKafkaConsumer:
     """A started consumer of the verdict topic, positioned at its end now (no group): every
     verdict of what is sent after this returns will be read by it. The caller stops it."""
-    consumer = AIOKafkaConsumer(group_id=None, enable_auto_commit=False,
-                                fetch_max_wait_ms=fetch_max_wait_ms, **settings.client_args())
-    await consumer.start()
+    consumer, assigned = await _consumer(settings, [settings.verdict_topic], fetch_max_wait_ms)
     try:
-        partitions = consumer.partitions_for_topic(settings.verdict_topic) or set()
-        if not partitions:
-            await consumer._client.force_metadata_update()
-            partitions = consumer.partitions_for_topic(settings.verdict_topic) or set()
-        if not partitions:
-            raise TopicMissing(f"no topic {settings.verdict_topic} on {settings.kafka_bootstrap}"
-                               f" to read verdicts from: create it, or set --verdict-topic or "
-                               f"{ENV_PREFIX}VERDICT_TOPIC")
-        assigned = [TopicPartition(settings.verdict_topic, p) for p in sorted(partitions)]
-        consumer.assign(assigned)
-        await consumer.seek_to_end(*assigned)
-        for tp in assigned:  # resolve the positions now, before anything is sent
-            await consumer.position(tp)
+        await seek_to_end(consumer, assigned)
     except BaseException:
         await consumer.stop()
         raise
     return consumer
 
 
-async def judged(trajectories: Sequence[Trajectory], settings: KafkaSettings | None = None,
+async def verdicts(settings: KafkaSettings | None = None, *, from_beginning: bool = False,
+                   count: int | None = None, timeout: float | None = None,
+                   judging: Iterable[TrajectoryLike] | None = None,
+                   dead_letters: bool = False, trajectories: bool = False,
+                   ) -> AsyncIterator[Verdict | DeadLetter | Trajectory]:
+    """Every verdict from now on (or from the topic's start), until ``count`` were read or
+    ``timeout`` seconds passed without a new one, or, given ``judging`` (trajectories), only
+    their verdicts (the first of each) until each has one. Reads without a consumer group:
+    it commits nothing and takes nothing from others. With ``dead_letters`` and
+    ``trajectories``, the dead-letter and input topics' records too (trajectories are what
+    a verdict's evidence offsets point into)."""
+    settings = settings or KafkaSettings()
+    models: dict[str, type[Verdict | DeadLetter | Trajectory]] = {settings.verdict_topic: Verdict}
+    if dead_letters:
+        models[settings.dlq_topic] = DeadLetter
+    if trajectories:
+        models[settings.input_topic] = Trajectory
+    waiting = None if judging is None else {as_trajectory(t).id for t in judging}
+    consumer, assigned = await _consumer(settings, list(models), fetch_max_wait_ms=100)
+    try:
+        if from_beginning:
+            await consumer.seek_to_beginning(*assigned)
+        else:
+            await seek_to_end(consumer, assigned)
+        async for message in _read(consumer, models, count, timeout, waiting):
+            yield message
+    finally:
+        await consumer.stop()
+
+
+async def _read(consumer: AIOKafkaConsumer, models: Mapping[str, type[M]], count: int | None,
+                timeout: float | None, waiting: set[str] | None) -> AsyncIterator[M]:
+    """What ``consumer`` reads, as its topic's model, until ``count``, ``timeout`` seconds
+    without one, or a verdict for each of ``waiting``; records that are no valid message
+    (someone else's on the topic) are skipped."""
+    read = 0
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while (count is None or read < count) and (waiting is None or waiting):
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+        for record in (r for rs in (await consumer.getmany(timeout_ms=200)).values() for r in rs):
+            try:
+                message = models[record.topic].model_validate_json(record.value or b"")
+            except ValidationError:
+                continue
+            if waiting is not None and isinstance(message, Verdict):
+                if message.trajectory_id not in waiting:
+                    continue
+                waiting.discard(message.trajectory_id)
+            read += 1
+            if timeout is not None:
+                deadline = time.monotonic() + timeout
+            yield message
+            if (count is not None and read >= count) or waiting == set():
+                return
+
+
+async def judged(trajectories: Iterable[TrajectoryLike], settings: KafkaSettings | None = None,
                  timeout: float = 30.0) -> AsyncIterator[Verdict]:
     """Send ``trajectories`` and yield each one's verdict as it comes (the first, should
     at-least-once delivery bring two), until all have one or ``timeout`` seconds pass
     without a new one."""
     settings = settings or KafkaSettings()
-    waiting = {t.id for t in trajectories}
+    sending = [as_trajectory(t) for t in trajectories]  # all valid before any is sent
     consumer = await verdicts_at_end(settings, fetch_max_wait_ms=100)
     try:
         async with TrajectoryProducer(settings) as producer:
-            for trajectory in trajectories:
+            for trajectory in sending:
                 await producer.send(trajectory)
-        deadline = time.monotonic() + timeout
-        while waiting and time.monotonic() < deadline:
-            batches = await consumer.getmany(timeout_ms=200)
-            for record in (r for records in batches.values() for r in records):
-                try:
-                    verdict = Verdict.model_validate_json(record.value or b"")
-                except ValidationError:
-                    continue
-                if verdict.trajectory_id in waiting:
-                    waiting.discard(verdict.trajectory_id)
-                    deadline = time.monotonic() + timeout
-                    yield verdict
+        async for verdict in _read(consumer, {settings.verdict_topic: Verdict}, None, timeout,
+                                   {t.id for t in sending}):
+            yield verdict
     finally:
         await consumer.stop()
 

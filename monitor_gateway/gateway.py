@@ -35,6 +35,7 @@ from prometheus_client import CollectorRegistry
 
 from .breaker import CircuitBreaker
 from .calling import Backend
+from .client import reach
 from .committer import Committer
 from .config import load_config
 from .limits import Limiter
@@ -177,6 +178,7 @@ class Gateway:
         level = quiet.level
         quiet.setLevel(logging.CRITICAL)  # its line per failed attempt: ours says it all
         try:
+            await reach(settings)  # a listener that is not Kafka: fail now, not in 40 s
             await self.publisher.start()
             await self.broker.start()
         except KafkaConnectionError:

@@ -122,7 +122,7 @@ class Metrics:
             ["topic", "partition"], registry=registry,
         )
 
-        # extensions (README: "Metrics beyond the contract")
+        # extensions (docs/messages.md: "Extensions to the contract")
         self.concurrency_limit = Gauge(
             "monitor_gateway_concurrency_limit",
             "Monitor calls allowed in flight now: the adaptive limit, CONCURRENCY its ceiling.",

@@ -27,7 +27,7 @@ CATEGORIES: tuple[Category, ...] = ("safety_permission", "sycophancy_bias", "spe
 Severity = Literal["low", "medium", "high"]
 TaskType = Literal["qa", "code", "reasoning", "agent"]
 ReplayLabel = Literal["misbehavior", "benign"]
-# the last two are extensions (README): a verdict that cannot be made to fit the broker's
+# the last two are extensions (docs/messages.md): a verdict that cannot be made to fit the broker's
 # message size, and a fault of the gateway's own on one record
 DeadLetterError = Literal["invalid_json", "invalid_utf8", "invalid_schema", "too_large",
                           "verdict_too_large", "internal_error"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ssl
+from collections.abc import Collection
 from typing import Any, Literal, TypeVar
 
 from faststream.security import BaseSecurity, SASLPlaintext, SASLScram256, SASLScram512
@@ -15,19 +16,32 @@ ENV_PREFIX = "MONITOR_GATEWAY_"
 class KafkaSettings(BaseSettings):
     """Where Kafka is and how to reach it; shared by every command that talks to Kafka."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+    # each field's docstring is its description: the settings page is generated from them
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore",
+                                      use_attribute_docstrings=True)
 
     kafka_bootstrap: str = "127.0.0.1:9092"
+    """Kafka's `HOST:PORT[,HOST:PORT]`."""
     input_topic: str = "agent.trajectories"
+    """The topic trajectories arrive on."""
     verdict_topic: str = "monitor.verdicts"
+    """The topic verdicts go to (with as many partitions as the input topic)."""
     dlq_topic: str = "monitor.dlq"
+    """The topic dead letters go to: records that could not be judged."""
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    """How to reach the brokers."""
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    """The SASL mechanism, with a `SASL_*` protocol."""
     sasl_plain_username: str | None = None
+    """The SASL user name; required with a `SASL_*` protocol."""
     sasl_plain_password: SecretStr | None = None
+    """The SASL password; required with a `SASL_*` protocol."""
     ssl_cafile: str | None = None
+    """A CA bundle to verify the brokers with; unset: the system's CAs."""
     ssl_certfile: str | None = None
+    """A client certificate, for mutual TLS."""
     ssl_keyfile: str | None = None
+    """The client certificate's key."""
 
     def unreachable(self) -> str:
         """What to tell a user whose broker did not answer: one line, the setting to change."""
@@ -81,49 +95,90 @@ class GatewaySettings(KafkaSettings):
     the contract's names, plus the documented extensions."""
 
     group_id: str = "monitor-gateway"
-    # a registered monitor's name (monitor_gateway/monitors/registry.py), or a plugin as
-    # 'package.module:factory'; each backend reads its own settings next to it
+    """The gateways' consumer group: run as many gateways as the input topic has partitions."""
     monitor: str = "rules"
+    """The monitor: a registered name (`offline`, `rules`, `classifier`, `openai`, `cascade`,
+    or a plugin's) or a plugin as `package.module:factory`."""
     threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Flag at or above this score (a monitor config's thresholds by category come first)."""
     fail_policy: Literal["open", "closed"] = "open"
+    """Whether an error verdict is flagged: `open`, not flagged (score 0); `closed`, flagged
+    (score 1)."""
     concurrency: int = Field(default=64, ge=1, le=10_000)
+    """The most monitor calls in flight; the adaptive limit stays under it."""
     max_message_bytes: int = Field(default=1024 * 1024, ge=1)
+    """Larger trajectories become dead letters (`too_large`)."""
     metrics_port: int = Field(default=9464, ge=0, le=65535)
+    """The port of `/metrics` and `/health`; 0 turns them off."""
     monitor_version: str = "1"
+    """The verdicts' `monitor.version`, for monitors that do not version themselves (the
+    LLM judge)."""
     monitor_config: str | None = None
+    """A TOML monitor config: thresholds by category and a cascade's stages."""
     monitor_note: str | None = None
-    # extensions (README: "Settings beyond the contract")
+    """Words appended to the monitor label, such as the figures of its last replay."""
     metrics_host: str = "0.0.0.0"
+    """The address `/metrics` and `/health` listen on."""
     monitor_timeout: float = Field(default=30.0, gt=0)
+    """Seconds a monitor call may take before it counts as failed."""
     monitor_retries: int = Field(default=2, ge=0, le=20)
+    """Retries of a failed monitor call before an `error` verdict."""
     retry_backoff: float = Field(default=0.2, ge=0)
+    """The base of the retries' exponential backoff (full jitter), in seconds."""
     shutdown_grace: float = Field(default=10.0, ge=0)
+    """Seconds in-flight work gets on SIGTERM; the rest is left uncommitted for the next
+    owner."""
     commit_interval: float = Field(default=0.5, gt=0)
+    """Seconds between offset commits (and lag reports)."""
     auto_offset_reset: Literal["earliest", "latest"] = "earliest"
+    """Where a new consumer group starts reading."""
     fetch_max_records: int = Field(default=500, ge=1)
-    # how long a fetch waits for data; Kafka answers a waiting fetch as soon as data
-    # arrives, a broker that does not (the embedded one) makes this the latency floor
+    """The most records a fetch returns."""
     fetch_max_wait_ms: int = Field(default=500, ge=0)
+    """The longest a fetch waits for data. Kafka answers as soon as data arrives; a broker
+    that does not (the embedded one) makes this the latency floor, so `demo` sets 10."""
     max_pending: int = Field(default=4096, ge=1)
+    """The most records fetched and not yet acknowledged: bounds memory while the monitor
+    is slow."""
     linger_ms: int = Field(default=5, ge=0)
-    # the producer's size limit: a verdict over it is cut to fit (README: "Faults")
+    """How long the verdict producer waits to fill a batch."""
     max_publish_bytes: int = Field(default=1024 * 1024, ge=4096)
-    # monitor backend outages (README: "Faults"): wait them out, or fail fast
+    """The producer's message size limit: a verdict over it is cut to fit, or becomes a
+    dead letter."""
     outage_policy: Literal["wait", "fail"] = "wait"
+    """A monitor backend outage: `wait` it out (fetching paused), or `fail` fast with error
+    verdicts."""
     outage_budget: float = Field(default=600.0, ge=0)
+    """Seconds an outage is waited out before the fail policy decides."""
     breaker_failures: int = Field(default=5, ge=1)
+    """Backend failures in a row that open the circuit breaker."""
     adaptive_concurrency: bool = True
-    # worker processes for a CPU-bound monitor (README: "Worker processes"); unset: the
-    # monitor's own choice (the offline monitor: up to 4, one a core; rules: none, inline)
+    """Whether the limit on monitor calls follows the backend's latency (under
+    `CONCURRENCY`)."""
     workers: int | None = Field(default=None, ge=0, le=256)
-    otlp_endpoint: str | None = None  # OTLP/HTTP collector base URL; unset: no tracing
-
+    """Worker processes for a CPU-bound monitor; 0 judges on the fetch loop; unset, the
+    monitor's choice (`offline`: one a core, at most 4; `rules` and `classifier`: none)."""
+    otlp_endpoint: str | None = None
+    """An OTLP/HTTP collector's base URL (`http://otel-collector:4318`): turns tracing on."""
 
 S = TypeVar("S", bound=BaseSettings)
 
 
 class SettingsError(ValueError):
-    """A setting that cannot work; its message is one line, fit for a terminal."""
+    """A setting that cannot work; its message is one line, fit for a terminal. Given the
+    ``setting`` at fault, the message names its environment variable, or its flag when
+    :meth:`blaming` learns the user gave the flag."""
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        self.setting, self.detail = setting, message
+        super().__init__(f"{ENV_PREFIX}{setting.upper()}: {message}" if setting else message)
+
+    def blaming(self, flags: Collection[str]) -> str:
+        """The message naming the flag when the setting came from one of ``flags`` (the
+        settings given on the command line), else the environment variable."""
+        if self.setting is not None and self.setting in flags:
+            return f"{flag(self.setting)}: {self.detail}"
+        return str(self)
 
 
 def load_settings(cls: type[S], overrides: dict[str, Any]) -> S:
@@ -135,8 +190,8 @@ def load_settings(cls: type[S], overrides: dict[str, Any]) -> S:
         error = exc.errors(include_url=False)[0]
         field = ".".join(str(p) for p in error["loc"])
         # blame what the user wrote: the flag when one was given, else the variable
-        where = flag(field) if field in given else f"{ENV_PREFIX}{field.upper()}"
-        raise SettingsError(f"{where}: {error['msg']} (got {error.get('input')!r})") from None
+        failed = SettingsError(f"{error['msg']} (got {error.get('input')!r})", field)
+        raise SettingsError(failed.blaming(given)) from None
 
 
 def flag(name: str) -> str:

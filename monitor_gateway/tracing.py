@@ -185,9 +185,8 @@ def from_settings(settings: GatewaySettings) -> Tracing:
         from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError:
-        raise SettingsError(
-            "MONITOR_GATEWAY_OTLP_ENDPOINT needs the tracing extra: "
-            "pip install 'monitor-gateway[otel]'") from None
+        raise SettingsError("needs the tracing extra: pip install 'monitor-gateway[otel]'",
+                            "otlp_endpoint") from None
     provider = SdkTracerProvider(resource=Resource.create({"service.name": "monitor-gateway"}))
     endpoint = settings.otlp_endpoint.rstrip("/") + "/v1/traces"
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))

@@ -18,10 +18,25 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from monitor_gateway.cli import Bootstrap, LogLevel, console, fail, run, setup_logging, topics
+from monitor_gateway.cli import (
+    Bootstrap,
+    LogLevel,
+    console,
+    fail,
+    run,
+    setting,
+    setup_logging,
+    topics,
+)
 from monitor_gateway.config import Calibration, Measured, MonitorConfig, Stage, load_config
-from monitor_gateway.embedded import BrokerError, EmbeddedBroker, create_topics
-from monitor_gateway.gateway import Gateway, tune_gc
+from monitor_gateway.embedded import (
+    BrokerError,
+    EmbeddedBroker,
+    create_topics,
+    free_port,
+    port_taken,
+)
+from monitor_gateway.gateway import Gateway, StartupError, tune_gc
 from monitor_gateway.monitors import ClassifierMonitor, Monitor, build_monitor
 from monitor_gateway.monitors.base import InlineMonitor
 from monitor_gateway.monitors.classifier import LinearModel
@@ -345,7 +360,8 @@ def demo(
     bootstrap: Annotated[str | None, typer.Option(
         "--bootstrap", help="use this Kafka instead of starting the embedded broker")] = None,
     out: Annotated[Path, typer.Option(help="where the report, plot and model go")] = Path("out"),
-    metrics_port: Annotated[int, typer.Option(help="/metrics and /health port")] = 9464,
+    metrics_port: Annotated[int | None, setting(
+        "metrics_port", "/metrics and /health; unset and taken: a free port")] = None,
     partitions: int = 4,
     transfer: Annotated[bool, typer.Option(
         help="also replay classifiers trained on one category each")] = True,
@@ -374,6 +390,7 @@ def demo(
             "kafka_bootstrap": bootstrap, "metrics_port": metrics_port,
             "monitor": "offline", "group_id": "monitor-gateway-demo",
             "fetch_max_wait_ms": 10})  # the embedded broker answers a waiting fetch late
+        settings = _free_metrics_port(settings)
         monitor = build_monitor(settings)
         report = run(_demo(settings, monitor, realistic,
                            [s for s in synthetic if s.split == "test"], partitions, out))
@@ -384,11 +401,24 @@ def demo(
                 for tested, block in report["by_category"].items()}
             (out / "synthetic" / "report.json").write_text(json.dumps(report, indent=2))
             _print_transfer(report["transfer"])
-    except (SettingsError, BrokerError, TrainingUnavailable, DatasetError) as exc:
+    except (SettingsError, BrokerError, TrainingUnavailable, DatasetError, StartupError) as exc:
         raise fail(str(exc)) from None
     finally:
         if embedded is not None:
             embedded.stop()
+
+
+def _free_metrics_port(settings: GatewaySettings) -> GatewaySettings:
+    """The default metrics port, or a free one when something else holds it; a port the
+    user chose (flag or environment) stays theirs, and a taken one is their error."""
+    port = settings.metrics_port
+    if ("metrics_port" in settings.model_fields_set or not port
+            or not port_taken(settings.metrics_host, port)):
+        return settings
+    free = free_port(settings.metrics_host)
+    console.print(f"port {port} is in use: metrics on port {free} instead (--metrics-port or "
+                  f"MONITOR_GATEWAY_METRICS_PORT chooses one)", highlight=False)
+    return settings.model_copy(update={"metrics_port": free})
 
 
 async def _demo(settings: GatewaySettings, monitor: Monitor, realistic: list[Sample],

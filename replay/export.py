@@ -4,7 +4,7 @@ The system and user messages are exactly what the LLM judge sends for that traje
 the chosen template (built by the same function, ``monitors.prompts.messages``, fence and
 budget included); the assistant message is the reply the judge expects: for ``direct`` the
 yes/no, for ``evidence`` also the category and the sample's gold evidence as the quotes.
-Train a LoRA on these with any chat SFT trainer and serve it with vLLM (README).
+Train a LoRA on these with any chat SFT trainer and serve it with vLLM (docs/monitors.md).
 """
 
 from __future__ import annotations

@@ -1,22 +1,29 @@
-"""LangChain and LangGraph runs to trajectories: one top-level run, one trajectory.
+"""LangChain and LangGraph runs to trajectories: one agent run, one trajectory.
 
     from monitor_gateway.adapters.langchain import TrajectoryCallbackHandler
 
     monitor = TrajectoryCallbackHandler()
     graph.invoke({"messages": [...]}, config={"callbacks": [monitor]})
 
-Every run LangChain starts under a top-level one (a graph, an agent, a chain, or a lone
-chat model) reports to the handler with its parent; when the top-level run ends, or fails,
-its chat models' first human message becomes the request, each model reply an assistant
-step (its text and tool calls), each tool's output a tool step, and the last reply
-without tool calls the response. The trajectory's id is the top-level run's id.
+Every run LangChain starts under a top-level one (a graph, an agent executor, a chain, or
+a lone chat model) reports to the handler with its parent; when the top-level run ends, or
+fails, its chat models' first human message becomes the request, each model reply an
+assistant step (its text and tool calls), each tool's output a tool step, and the last
+reply without tool calls the response. The trajectory's id is the top-level run's id.
+
+An agent written as the user's own loop (``model.invoke`` and ``tool.invoke`` called
+again and again) starts a top-level run at every call; ``with monitor.agent_run():``
+around the loop makes them one trajectory, sent when the block ends.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from . import needs
 from .outbox import Outbox
@@ -37,12 +44,34 @@ class TrajectoryCallbackHandler(BaseCallbackHandler):
         self._root: dict[UUID, UUID] = {}  # every run in progress -> its top-level run
         self._runs: dict[UUID, Run] = {}
         self._lock = threading.Lock()
+        # the agent run a `with agent_run()` block has open here (in this thread or task)
+        self._agent_run: ContextVar[UUID | None] = ContextVar(f"agent_run_{id(self)}",
+                                                               default=None)
+
+    @contextmanager
+    def agent_run(self, run_id: UUID | None = None) -> Iterator[UUID]:
+        """One trajectory for every run started inside the block, however many top-level
+        runs it makes (a loop of ``model.invoke`` and ``tool.invoke``); sent when the block
+        ends, or fails, with ``run_id`` (a new one by default) as its id."""
+        group = run_id or uuid4()
+        with self._lock:
+            self._runs[group] = Run()
+        token = self._agent_run.set(group)
+        try:
+            yield group
+        finally:
+            self._agent_run.reset(token)
+            with self._lock:
+                run = self._runs.pop(group, None)
+            if run is not None:
+                self._send(group, run)
 
     # --- starts: place the run under its top-level run ------------------------------
 
     def _started(self, run_id: UUID, parent_run_id: UUID | None) -> Run:
         with self._lock:
-            root = self._root.get(parent_run_id, run_id) if parent_run_id else run_id
+            root = (self._root.get(parent_run_id, run_id) if parent_run_id
+                    else self._agent_run.get() or run_id)
             self._root[run_id] = root
             if root not in self._runs and len(self._runs) >= self.max_runs:
                 del self._runs[next(iter(self._runs))]  # a run that never ended
@@ -108,8 +137,13 @@ class TrajectoryCallbackHandler(BaseCallbackHandler):
             root = self._root.pop(run_id, None)
             run = self._runs.pop(run_id, None) if root == run_id else None
         if run is not None:
-            trajectory = run.trajectory(str(run_id), {"run_id": str(run_id),
-                                                      "source": "langchain"})
-            if trajectory is not None:
-                self.outbox.offer(trajectory)
+            self._send(run_id, run)
+
+    def _send(self, run_id: UUID, run: Run) -> None:
+        trajectory = run.trajectory(
+            str(run_id), {"run_id": str(run_id), "source": "langchain"}, "langchain",
+            "an agent written as a loop of invokes makes one run a call: wrap the loop in "
+            "'with handler.agent_run():'")
+        if trajectory is not None:
+            self.outbox.offer(trajectory)
 

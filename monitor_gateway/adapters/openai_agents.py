@@ -1,17 +1,21 @@
 """OpenAI Agents SDK runs to trajectories: one trace, one trajectory.
 
-    from agents import add_trace_processor
+    from agents import Runner, add_trace_processor
     from monitor_gateway.adapters.openai_agents import TrajectoryProcessor
 
-    add_trace_processor(TrajectoryProcessor())
+    monitor = TrajectoryProcessor()
+    add_trace_processor(monitor)
+    await Runner.run(agent, request, hooks=monitor.hooks)
 
-The SDK's tracing already records every model call (a response span for the Responses
-API, a generation span for Chat Completions) and every tool call (a function span with
-its arguments and result). Spans of a trace are held until the trace ends; then the first
-model input's user message gives the request, each model output an assistant step, each
-function span a tool step, and the last text answer the response. The SDK records model
-inputs and outputs only while ``RunConfig.trace_include_sensitive_data`` is on (its
-default): without them a trajectory has only its tool steps.
+With ``hooks`` (any ``Model``), the run's hooks record it: the run's input gives the
+request, each model response an assistant step (its text and function calls), each tool's
+result a tool step, and the last text answer the response. Without them, the SDK's own
+spans do, for its OpenAI models only: a response span (Responses API) or a generation span
+(Chat Completions) for each model call, a function span for each tool call; a ``Model`` of
+your own records no model span, so its trajectory would have only its tool steps (the
+adapter warns). The SDK records model inputs and outputs in spans only while
+``RunConfig.trace_include_sensitive_data`` is on (its default). Either way, a trajectory
+is sent when its trace ends.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from .outbox import Outbox
 from .run import Run, text_of
 
 try:
+    from agents import Agent, ModelResponse, RunContextWrapper, RunHooks, Tool
     from agents.tracing import (
         FunctionSpanData,
         GenerationSpanData,
@@ -34,6 +39,7 @@ try:
         Span,
         Trace,
         TracingProcessor,
+        get_current_trace,
     )
 except ImportError as exc:
     raise ImportError(needs("openai-agents")) from exc
@@ -44,7 +50,9 @@ class TrajectoryProcessor(TracingProcessor):
         self.outbox = outbox or Outbox()
         self.max_traces = max_traces
         self._spans: OrderedDict[str, list[Span[Any]]] = OrderedDict()
+        self._hooked: OrderedDict[str, Run] = OrderedDict()  # runs the hooks recorded
         self._lock = threading.Lock()
+        self.hooks = TrajectoryHooks(self)
 
     def on_trace_start(self, trace: Trace) -> None:
         pass
@@ -62,15 +70,49 @@ class TrajectoryProcessor(TracingProcessor):
     def on_trace_end(self, trace: Trace) -> None:
         with self._lock:
             spans = self._spans.pop(trace.trace_id, [])
-        trajectory = assemble(trace, spans)
+            hooked = self._hooked.pop(trace.trace_id, None)
+        trajectory = assemble(trace, spans) if hooked is None else _finish(trace, hooked)
         if trajectory is not None:
             self.outbox.offer(trajectory)
+
+    def hooked_run(self) -> Run | None:
+        """The run the hooks record for the current trace (None outside a trace)."""
+        trace = get_current_trace()
+        if trace is None:
+            return None
+        with self._lock:
+            if trace.trace_id not in self._hooked and len(self._hooked) >= self.max_traces:
+                self._hooked.popitem(last=False)  # a trace that never ended
+            return self._hooked.setdefault(trace.trace_id, Run())
 
     def shutdown(self) -> None:
         self.outbox.flush()
 
     def force_flush(self) -> None:
         self.outbox.flush()
+
+
+class TrajectoryHooks(RunHooks[Any]):
+    """A run's model calls and tool calls as its hooks see them, with any ``Model``: pass
+    as ``Runner.run(agent, input, hooks=processor.hooks)``."""
+
+    def __init__(self, processor: TrajectoryProcessor) -> None:
+        self._processor = processor
+
+    async def on_llm_start(self, context: RunContextWrapper[Any], agent: Agent[Any],
+                           system_prompt: str | None, input_items: list[Any]) -> None:
+        if (run := self._processor.hooked_run()) is not None:
+            run.asked(_user_text(input_items))
+
+    async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any],
+                         response: ModelResponse) -> None:
+        if (run := self._processor.hooked_run()) is not None:
+            _said(run, response.output)
+
+    async def on_tool_end(self, context: RunContextWrapper[Any], agent: Agent[Any],
+                          tool: Tool, result: object) -> None:
+        if (run := self._processor.hooked_run()) is not None:
+            run.answered(result)
 
 
 def assemble(trace: Trace, spans: list[Span[Any]]) -> Trajectory | None:
@@ -90,9 +132,15 @@ def assemble(trace: Trace, spans: list[Span[Any]]) -> Trajectory | None:
             _said(run, data.response.output if data.response is not None else [])
         elif isinstance(data, FunctionSpanData):
             run.answered(data.output if data.output is not None else "")
+    return _finish(trace, run)
+
+
+def _finish(trace: Trace, run: Run) -> Trajectory | None:
     metadata = {"trace_id": trace.trace_id, "source": "openai-agents",
                 "workflow": trace.name} | dict(getattr(trace, "metadata", None) or {})
-    return run.trajectory(trace.trace_id, metadata)
+    return run.trajectory(trace.trace_id, metadata, "openai-agents",
+                          "a Model of your own records no model spans: pass "
+                          "hooks=processor.hooks to Runner.run")
 
 
 def _said(run: Run, output: list[Any]) -> None:

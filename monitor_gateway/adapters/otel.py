@@ -82,7 +82,9 @@ def assemble(trace_id: str, spans: list[ReadableSpan]) -> Trajectory | None:
         elif operation == "execute_tool":
             run.answered(str(attributes.get("gen_ai.tool.call.result", "")))
     return run.trajectory(trace_id, {"trace_id": trace_id, "source": "opentelemetry"}
-                          | ({"agent": str(agent)} if agent else {}))
+                          | ({"agent": str(agent)} if agent else {}), "opentelemetry",
+                          "the framework may not record gen_ai.input.messages and "
+                          "gen_ai.output.messages (often a setting to capture content)")
 
 
 def _messages(attributes: Any, name: str) -> list[dict[str, Any]]:

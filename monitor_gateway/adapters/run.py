@@ -5,11 +5,23 @@ its framework's events and turns it into the trajectory the gateway judges."""
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from prometheus_client import Counter
+
 from ..schema import Step, ToolCall, Trajectory
+
+log = logging.getLogger(__name__)
+# in the agent's process, on the default registry its /metrics (if any) serves
+INCOMPLETE = Counter("monitor_gateway_adapter_incomplete_trajectories",
+                     "Trajectories an adapter sent without a request or without a response",
+                     ["adapter", "missing"])
+_warned: set[tuple[str, str]] = set()
+_warned_lock = threading.Lock()
 
 
 @dataclass
@@ -36,10 +48,25 @@ class Run:
         self.steps.append(Step(role="tool", content=result if isinstance(result, str)
                                else json.dumps(result, default=str, ensure_ascii=False)))
 
-    def trajectory(self, run_id: str, metadata: dict[str, Any]) -> Trajectory | None:
-        """The trajectory of this run, or None when nothing in it can be judged."""
+    def trajectory(self, run_id: str, metadata: dict[str, Any], adapter: str,
+                   hint: str = "") -> Trajectory | None:
+        """The trajectory of this run, or None when nothing in it can be judged. One
+        without a request or a response is sent all the same (the monitor judges what
+        there is), counted, and warned about once a process and adapter; ``hint`` says
+        what usually causes it."""
         if not self.steps and not self.response:
             return None
+        for missing, text in (("request", self.request), ("response", self.response)):
+            if not text:
+                INCOMPLETE.labels(adapter, missing).inc()
+                with _warned_lock:
+                    first = (adapter, missing) not in _warned
+                    _warned.add((adapter, missing))
+                if first:
+                    log.warning("the %s adapter sent trajectory %s with no %s: the monitor "
+                                "judges it without one%s (warned once; counted in "
+                                "monitor_gateway_adapter_incomplete_trajectories_total)",
+                                adapter, run_id, missing, f"; {hint}" if hint else "")
         return Trajectory(id=run_id, request=self.request, response=self.response,
                           steps=self.steps, metadata=metadata)
 

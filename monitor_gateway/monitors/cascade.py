@@ -19,7 +19,7 @@ from ..settings import GatewaySettings, SettingsError
 from .base import Closeable, Delegated, InlineMonitor, Monitor
 
 # the offline monitor decides alone where it was precise on held-out dev scores
-# (``monitor-gateway train --kind cascade`` writes it; README: "Cascades")
+# (``monitor-gateway train --kind cascade`` writes it; docs/monitors.md: "Cascades and thresholds")
 DEFAULT = Path(__file__).with_name("cascade.toml")
 
 

@@ -69,19 +69,31 @@ class LLMSettings(BaseSettings):
     """The LLM judge's own settings, read from the same ``MONITOR_GATEWAY_`` variables as
     the gateway's (``MONITOR_GATEWAY_OPENAI_BASE_URL``, ``..._TEMPLATE``, ...)."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore",
+                                      use_attribute_docstrings=True)
 
     openai_base_url: str | None = None
+    """The OpenAI-compatible server's base URL (`http://vllm:8000/v1`); required."""
     openai_model: str | None = None
+    """The model (or LoRA adapter) name the server serves; required."""
     openai_api_key: SecretStr | None = None
+    """The server's API key, if it wants one."""
     template: Template = "evidence"
+    """`direct` asks for yes or no; `evidence` also for the category, a severity and quotes."""
     structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
+    """How to ask for JSON; `auto` tries `json_schema`, then `json_object`, then none, and
+    remembers what the server refused."""
     few_shot_path: str | None = None
+    """A JSON list of `{"trajectory", "reply"}` examples added to the prompt."""
     prompt_budget_chars: int = Field(default=24_000, ge=1000)
+    """The most characters of a trajectory in a prompt; the most recent steps that fit are
+    kept."""
     openai_concurrency: int | None = Field(default=None, ge=1)
+    """The most calls in flight to this server; unset, `CONCURRENCY`."""
     openai_transport: Literal["aiohttp", "httpx"] = "aiohttp"
+    """The openai client's HTTP transport (`httpx` where its proxy handling is needed)."""
     openai_logprobs: bool = True
-
+    """Ask for log-probabilities, for a continuous score (slow on llama.cpp's server)."""
 
 def from_settings(settings: GatewaySettings) -> LLMJudge:
     """``MONITOR=openai``."""
@@ -102,7 +114,7 @@ class LLMJudge:
             raise SettingsError("MONITOR=openai needs MONITOR_GATEWAY_OPENAI_BASE_URL and "
                                 "MONITOR_GATEWAY_OPENAI_MODEL")
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "none"
-        # aiohttp: the faster transport for many concurrent calls (benchmarks/, README);
+        # aiohttp: the faster transport for many concurrent calls (benchmarks/, docs/benchmarks.md);
         # httpx for environments that need its proxy handling
         transport = http_client or (DefaultAioHttpClient()
                                     if settings.openai_transport == "aiohttp" else None)

@@ -20,6 +20,7 @@ from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from ..children import die_with_parent
 from ..schema import Trajectory
 from ..settings import GatewaySettings
 from .base import Factory, InlineMonitor, Judgement
@@ -34,6 +35,7 @@ WORKER_NICENESS = 10
 
 def _start(build: Factory, settings: GatewaySettings) -> None:
     global _monitor
+    die_with_parent()  # a gateway killed without a chance to shut its pool leaves no worker
     if hasattr(os, "nice"):  # POSIX
         os.nice(WORKER_NICENESS)
     monitor = build(settings.model_copy(update={"workers": 0}))

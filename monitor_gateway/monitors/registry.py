@@ -36,16 +36,16 @@ def build_monitor(settings: GatewaySettings) -> Monitor:
     name = settings.monitor
     target = available().get(name, name if ":" in name else None)
     if target is None:
-        raise SettingsError(f"MONITOR_GATEWAY_MONITOR: unknown monitor {name!r}; registered: "
-                            f"{', '.join(available())}, or a plugin as 'package.module:factory'")
+        raise SettingsError(f"unknown monitor {name!r}; registered: {', '.join(available())}, "
+                            "or a plugin as 'package.module:factory'", "monitor")
     module_name, _, attr = target.partition(":")
     try:
         factory: Factory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
-        raise SettingsError(f"MONITOR_GATEWAY_MONITOR: cannot load {name!r}: {exc}") from None
+        raise SettingsError(f"cannot load {name!r}: {exc}", "monitor") from None
     monitor = factory(settings)
     if not isinstance(monitor, Monitor):
-        raise SettingsError(f"MONITOR_GATEWAY_MONITOR: {name!r} did not return a Monitor")
+        raise SettingsError(f"{name!r} did not return a Monitor", "monitor")
     workers = settings.workers
     if workers is None:
         heavy = isinstance(monitor, HeavyMonitor) and monitor.heavy

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from kafka_io import consume
 
+from monitor_gateway.embedded import create_topics
 from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings
 
@@ -201,3 +202,123 @@ def test_the_outbox_never_blocks_and_counts_what_it_drops_when_kafka_is_away(
     assert time.perf_counter() - started < 0.1  # the agent's thread never waits on Kafka
     assert offered == [True, True, False, False, False] and outbox.dropped == 3
     assert not outbox.flush(timeout=0.2)
+
+
+def test_a_langchain_agent_written_as_a_loop_of_invokes_is_one_trajectory(
+    settings: GatewaySettings,
+) -> None:
+    """The user's own loop: every ``model.invoke`` and ``tool.invoke`` is a top-level run
+    of its own, grouped into one trajectory by the handler's ``agent_run()``."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+    from langchain_core.runnables import RunnableConfig
+    from langchain_core.tools import tool
+
+    from monitor_gateway.adapters.langchain import TrajectoryCallbackHandler
+    from monitor_gateway.adapters.outbox import Outbox
+
+    @tool
+    def bash(cmd: str) -> str:
+        """Run a shell command."""
+        return RESULT
+
+    model = GenericFakeChatModel(messages=iter([
+        AIMessage(content="Clearing WAL.", tool_calls=[{"name": "bash", "args": CALL,
+                                                        "id": "c1"}]),
+        AIMessage(content=ANSWER)]))
+    handler = TrajectoryCallbackHandler(Outbox(settings))
+    config = RunnableConfig(callbacks=[handler])
+    with handler.agent_run() as run_id:
+        messages: list[BaseMessage] = [HumanMessage(REQUEST)]
+        while True:
+            reply = model.invoke(messages, config=config)
+            messages.append(reply)
+            if not isinstance(reply, AIMessage) or not reply.tool_calls:
+                break
+            for call in reply.tool_calls:
+                messages.append(ToolMessage(bash.invoke(call["args"], config=config),
+                                            tool_call_id=call["id"]))
+    assert handler.outbox.flush(30) and handler.outbox.sent == 1
+    received(settings, str(run_id))
+
+
+def scripted_model() -> Any:
+    """An Agents SDK ``Model`` of the user's own (no OpenAI client, so no model spans): a
+    tool call first, then, once the tool's result is in its input, the answer."""
+    from agents import ModelResponse, Usage
+    from agents.models.interface import Model
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    def said(text: str) -> ResponseOutputMessage:
+        return ResponseOutputMessage(
+            id="m", type="message", role="assistant", status="completed",
+            content=[ResponseOutputText(type="output_text", text=text, annotations=[])])
+
+    class Scripted(Model):
+        async def get_response(self, system_instructions: str | None, input: Any,
+                               *args: Any, **kwargs: Any) -> ModelResponse:
+            first = RESULT not in json.dumps(input, default=str)
+            output: list[Any] = [said("Clearing WAL." if first else ANSWER)]
+            if first:
+                output.append(ResponseFunctionToolCall(
+                    type="function_call", id="f", call_id="c1", name="bash",
+                    arguments=json.dumps(CALL), status="completed"))
+            return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    return Scripted()
+
+
+def test_an_openai_agents_run_with_its_own_model_keeps_its_request_through_the_hooks(
+    settings: GatewaySettings, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A ``Model`` of the user's own records no model span: without the hooks the
+    trajectory has no request and no response (sent, counted and warned about once), and
+    with them it is whole."""
+    agents = pytest.importorskip("agents")
+    from agents import function_tool
+
+    from monitor_gateway.adapters import run
+    from monitor_gateway.adapters.openai_agents import TrajectoryProcessor
+    from monitor_gateway.adapters.outbox import Outbox
+
+    @function_tool
+    def bash(cmd: str) -> str:
+        """Run a shell command."""
+        return RESULT
+
+    processor = TrajectoryProcessor(Outbox(settings))
+    agents.set_trace_processors([processor])
+    agent = agents.Agent(name="ops", instructions="You are ops.", tools=[bash],
+                         model=scripted_model())
+    monkeypatch.setattr(run, "_warned", set())
+    incomplete = run.INCOMPLETE.labels("openai-agents", "request")
+    before = incomplete._value.get()
+    with caplog.at_level("WARNING", logger="monitor_gateway.adapters.run"):
+        for _ in range(2):  # without the hooks, twice: warned once, counted twice
+            with agents.trace("ops run"):
+                assert asyncio.run(agents.Runner.run(agent, REQUEST)).final_output == ANSWER
+    warned = [r.getMessage() for r in caplog.records if "with no request" in r.getMessage()]
+    assert len(warned) == 1 and "hooks=processor.hooks" in warned[0]
+    assert incomplete._value.get() == before + 2
+    assert processor.outbox.flush(30) and processor.outbox.sent == 2
+    records = asyncio.run(consume(settings.kafka_bootstrap, settings.input_topic, 2))
+    lost = [Trajectory.model_validate_json(r.value) for r in records]
+    assert [(t.request, [s.role for s in t.steps]) for t in lost] == [("", ["tool"])] * 2
+
+    fresh = settings.model_copy(update={"input_topic": f"{settings.input_topic}-hooked"})
+    asyncio.run(create_topics(fresh, {fresh.input_topic: 1}))
+    processor = TrajectoryProcessor(Outbox(fresh))
+    agents.set_trace_processors([processor])
+    with agents.trace("ops run") as trace:
+        result = asyncio.run(agents.Runner.run(agent, REQUEST, hooks=processor.hooks))
+    assert result.final_output == ANSWER
+    processor.force_flush()
+    received(fresh, trace.trace_id)

@@ -8,6 +8,10 @@ import json
 import os
 import socket
 import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -16,8 +20,10 @@ from kafka_io import consume, running
 from monitor_gateway.client import (
     SyncTrajectoryProducer,
     TrajectoryProducer,
+    judged,
     read_trajectories,
     verdicts,
+    verdicts_at_end,
 )
 from monitor_gateway.embedded import free_port
 from monitor_gateway.ingest import Rejection
@@ -158,7 +164,8 @@ async def test_an_unreachable_bootstrap_is_one_line_naming_the_setting(
     settings: GatewaySettings,
 ) -> None:
     nowhere = settings.model_copy(update={"kafka_bootstrap": "127.0.0.1:1"})
-    for args in (("serve", "--metrics-port", "0"), ("tail",), ("send", "-")):
+    for args in (("serve", "--metrics-port", "0"), ("tail",), ("send", "-"),
+                 ("send", "-", "--wait")):  # and no "Unclosed AIOKafkaConsumer" after it
         code, out = await cli(nowhere, *args, stdin=json.dumps(BENIGN).encode())
         assert code == 2, out
         assert out.strip().splitlines() == [
@@ -197,3 +204,98 @@ def test_the_sync_producer_sends_keyed_by_id_with_the_callers_trace_context(
     assert Trajectory.model_validate_json(record.value) == Trajectory.model_validate(BENIGN)
     headers = dict(record.headers)
     assert trace_id in headers["traceparent"].decode()
+
+
+@contextmanager
+def silent_listener() -> Iterator[int]:
+    """A port that accepts TCP connections and never says a word, as a service that is not
+    Kafka does to a Kafka request."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.1)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        server.close()
+
+
+async def test_a_listener_that_is_not_kafka_fails_within_10_s_in_one_line(
+    settings: GatewaySettings,
+) -> None:
+    with silent_listener() as port:
+        silent = settings.model_copy(update={"kafka_bootstrap": f"127.0.0.1:{port}"})
+        for args in (("serve", "--metrics-port", "0"), ("send", "-"), ("tail",)):
+            started = time.monotonic()
+            code, out = await cli(silent, *args, stdin=json.dumps(BENIGN).encode(), timeout=60)
+            took = time.monotonic() - started
+            assert code == 2 and out.strip().splitlines() == [
+                f"error: cannot reach Kafka at 127.0.0.1:{port}: no broker answered; set "
+                "--bootstrap or MONITOR_GATEWAY_KAFKA_BOOTSTRAP"], (args, out)
+            assert took < 10, (args, took)
+
+
+async def test_tail_and_the_client_start_at_the_true_end_after_several_batches(
+    settings: GatewaySettings,
+) -> None:
+    """The embedded broker answers "where does the partition end" with the first offset of
+    its last batch, below the end: read from there, the last batch's verdicts would be
+    taken for new ones. After several batches, nothing old is read and nothing new missed."""
+    async with running(settings, RulesMonitor()):
+        for batch in range(4):
+            async with TrajectoryProducer(settings) as producer:
+                for i in range(5):
+                    await producer.send({**BENIGN, "id": f"old-{batch}-{i}"})
+            await consume(settings.kafka_bootstrap, settings.verdict_topic, 5 * (batch + 1))
+        consumer = await verdicts_at_end(settings)
+        try:
+            stale = await consumer.getmany(timeout_ms=1500)
+            tailing = asyncio.create_task(cli(settings, "tail", "--count", "1", "--json"))
+            await asyncio.sleep(5)  # the command started and found the end
+            async with TrajectoryProducer(settings) as producer:
+                await producer.send({**GAMED, "id": "new-1"})
+            code, out = await tailing
+            fresh = await consumer.getmany(timeout_ms=10_000)
+        finally:
+            await consumer.stop()
+    assert not [r for records in stale.values() for r in records]
+    assert [Verdict.model_validate_json(r.value).trajectory_id
+            for records in fresh.values() for r in records] == ["new-1"]
+    assert code == 0, out
+    assert [Verdict.model_validate_json(line).trajectory_id for line in out.splitlines()] == [
+        "new-1"]
+
+
+async def test_the_client_takes_dicts_everywhere_and_its_verdicts_stop(
+    settings: GatewaySettings,
+) -> None:
+    async with running(settings, RulesMonitor()):
+        got = [v async for v in judged([GAMED, Trajectory.model_validate(BENIGN)], settings)]
+        assert {v.trajectory_id: v.flagged for v in got} == {"gamed-1": True, "benign-1": False}
+
+        async def read(**stop: object) -> list[str]:
+            found = verdicts(settings, from_beginning=True, timeout=60, **stop)  # type: ignore[arg-type]
+            return [v.trajectory_id async for v in found if isinstance(v, Verdict)]
+
+        # each stops well before its 60 s guard: when all are judged, or at the count
+        assert await asyncio.wait_for(read(judging=[BENIGN]), 20) == ["benign-1"]
+        assert len(await asyncio.wait_for(read(count=2), 20)) == 2
+        started = time.monotonic()
+        assert [v async for v in verdicts(settings, timeout=1)] == []  # nothing new: 1 s
+        assert time.monotonic() - started < 10

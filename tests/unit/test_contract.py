@@ -12,7 +12,6 @@ from paths import ROOT
 from pydantic import BaseModel
 
 from monitor_gateway.schema import DeadLetter, Trajectory, Verdict
-from monitor_gateway.settings import KafkaSettings
 from replay.dataset import Sample
 
 CONTRACT = ROOT / "docs" / "contract.md"
@@ -53,11 +52,12 @@ def test_the_readme_links_the_contract() -> None:
     assert "(docs/contract.md)" in (ROOT / "README.md").read_text()
 
 
-def test_the_readme_shows_each_message_as_its_model_reads_it() -> None:
-    """The README's first screens are what users read: its three examples must be
-    messages the gateway reads or writes, every field of them, in the documented order."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## The messages"):readme.index("## Topics, keys")]
+def test_the_messages_page_shows_each_message_as_its_model_reads_it() -> None:
+    """The messages page is where users learn the fields: its three examples must be
+    messages the gateway reads or writes, every field of them, and its tables name every
+    field the models have."""
+    page = (ROOT / "docs" / "messages.md").read_text()
+    section = page[page.index("## The messages"):page.index("## Topics, keys")]
     blocks = re.findall(r"```json\n(.*?)```", section, re.S)
     assert len(blocks) == 3
     models: tuple[type[BaseModel], ...] = (Trajectory, Verdict, DeadLetter)
@@ -65,15 +65,12 @@ def test_the_readme_shows_each_message_as_its_model_reads_it() -> None:
         example = json.loads(block)
         parsed = model.model_validate(example)
         assert set(json.loads(parsed.model_dump_json())) == set(example)
-        # and its field table names every field the model has
         for name in model.model_fields:
             assert f"`{name}`" in section, f"{model.__name__}.{name} is not explained"
 
 
-def test_the_readme_lists_every_kafka_setting_with_its_default() -> None:
+def test_the_readmes_trajectory_is_one_the_gateway_reads() -> None:
     readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("## Settings"):readme.index("## From Python")]
-    for name, field in KafkaSettings.model_fields.items():
-        assert f"`{name.upper()}" in table, f"{name} is not in the README's settings"
-        if isinstance(field.default, str) and name.endswith(("protocol", "mechanism")):
-            assert f"`{field.default}`" in table
+    section = readme[readme.index("## The messages in brief"):]
+    example = json.loads(re.findall(r"```json\n(.*?)```", section, re.S)[0])
+    assert set(json.loads(Trajectory.model_validate(example).model_dump_json())) == set(example)

@@ -61,6 +61,22 @@ def test_a_bad_flag_is_blamed_on_the_flag_and_a_bad_variable_on_the_variable() -
     assert "MONITOR_GATEWAY_SASL_PLAIN_USERNAME" in result.output
 
 
+@pytest.mark.parametrize(("args", "env", "blamed"), [
+    (["--monitor", "nonsense"], {}, "error: --monitor: unknown monitor 'nonsense'"),
+    ([], {"MONITOR_GATEWAY_MONITOR": "nonsense"},
+     "error: MONITOR_GATEWAY_MONITOR: unknown monitor 'nonsense'"),
+    (["--monitor", "builtins:str"], {}, "error: --monitor: 'builtins:str' did not return"),
+])
+def test_a_monitor_that_cannot_be_built_is_blamed_on_what_named_it(
+        args: list[str], env: dict[str, str], blamed: str) -> None:
+    """The monitor is built after the settings are read: its error still names the flag
+    the user typed, or the variable when the value came from the environment."""
+    result = CliRunner().invoke(app, ["serve", *args], env={"COLUMNS": "300", **env})
+    assert result.exit_code == 2
+    assert result.output.startswith(blamed) and len(result.output.splitlines()) == 1, \
+        result.output
+
+
 def test_serve_embedded_on_a_taken_address_is_one_line_naming_the_setting() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

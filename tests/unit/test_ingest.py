@@ -34,7 +34,7 @@ def test_a_full_trajectory_parses_with_every_field() -> None:
 ], ids=["empty", "one string", "escapes", "mixed values", "nested"])
 def test_evidence_offsets_in_object_arguments_point_into_their_json(
         arguments: dict[str, object]) -> None:
-    # the text the README documents for offsets into an object's arguments
+    # the text docs/messages.md documents for offsets into an object's arguments
     call = {"name": "bash", "arguments": arguments}
     trajectory = parse({"id": "t", "request": "q", "steps": [
         {"role": "assistant", "content": "", "tool_calls": [call]}]})

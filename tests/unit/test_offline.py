@@ -1088,21 +1088,22 @@ def test_the_shipped_model_is_what_training_on_the_dev_split_gives() -> None:
     assert (overall.mr, overall.far) == (shipped["meta"]["test_mr"], shipped["meta"]["test_far"])
 
 
-def test_the_readme_states_the_shipped_models_figures_version_and_band() -> None:
-    """The headline table's `offline` row, the verdict example's version, the chosen point
-    and the default cascade's band the README states are the shipped ones: a retrained
-    model with the README left behind fails here."""
+def test_the_readme_and_monitors_page_state_the_shipped_models_figures_version_and_band(
+        ) -> None:
+    """The README's table's `offline` row, and the version, the chosen point and the
+    default cascade's band the monitors page states, are the shipped ones: a retrained
+    model with the documentation left behind fails here."""
     training = pytest.importorskip("replay.training")
     meta = json.loads(MODEL.read_text(encoding="utf-8"))["meta"]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     row = next(line for line in readme.splitlines() if line.startswith("| `offline` (the default"))
     assert f"| {meta['test_mr']:.3f} [" in row and f"| {meta['test_far']:.3f} [" in row
-    assert f'"version": "{meta["version"]}"' in readme
+    page = " ".join((ROOT / "docs" / "monitors.md").read_text(encoding="utf-8").split())
+    assert f"The shipped model is version `{meta['version']}`" in page
     assert (f"Now C = {training.OFFLINE_REGULARISATION:g} at a point of "
-            f"{training.OFFLINE_OPERATING_POINT:.3f}") in readme
+            f"{training.OFFLINE_OPERATING_POINT:.3f}") in page
     band = tomllib.loads(DEFAULT.read_text(encoding="utf-8"))["stage"][0]
-    assert (f"clears below {band['low']:.3f} and flags at or above {band['high']:.3f}"
-            in " ".join(readme.split()))
+    assert f"clears below {band['low']:.3f} and flags at or above {band['high']:.3f}" in page
 
 
 def test_the_shipped_operating_point_is_the_one_its_rule_chooses_on_dev() -> None:
