@@ -13,11 +13,15 @@
    - MONITOR=rules vs two plain aiokafka consume-and-produce loops (target: >= 0.6), one
      forwarding each record, one parsing it and building a verdict without a monitor; and
      vs the gateway with a monitor that does nothing (what the rules themselves cost);
-   - the offline monitor judged on the fetch loop (WORKERS=0) and in 1 and 2 worker
-     processes, with the fetch loop's own latency while it runs: how late a 1 ms timer on
-     the gateway's event loop fires (target: p99 < 5 ms with workers).
+   - the offline monitor judged on the fetch loop (WORKERS=0) and in 1 and the default
+     number of worker processes (one a core), against what the cores could judge: cores /
+     the mean judging time measured in section 1 (target: >= 0.8 with the default), with
+     the fetch loop's own latency while it runs: how late a 1 ms timer on the gateway's
+     event loop fires (target: p99 < 5 ms with workers). ``--profile``: cProfile's summary
+     of the gateway's own process while workers judge.
 
     python benchmarks/offline.py [--bootstrap HOST:PORT] [--n 20000] [--offline-n 3000]
+                                 [--rounds 3] [--profile]
 """
 
 from __future__ import annotations
@@ -25,8 +29,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import gc
 import json
+import os
+import pstats
 import statistics
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -39,6 +46,7 @@ from prometheus_client import CollectorRegistry
 from throughput import (
     PARTITIONS,
     InstantMonitor,
+    Measured,
     fresh,
     gateway,
     plain_loop,
@@ -56,10 +64,12 @@ from monitor_gateway.limits import Limiter
 from monitor_gateway.metrics import Metrics
 from monitor_gateway.monitors import build_monitor
 from monitor_gateway.monitors.base import InlineMonitor
+from monitor_gateway.monitors.registry import default_workers
 from monitor_gateway.observe import Observer
 from monitor_gateway.offsets import Ticket
 from monitor_gateway.pipeline import Pipeline
 from monitor_gateway.policy import Policy
+from monitor_gateway.publish import Outgoing
 from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings
 from monitor_gateway.tracing import from_settings
@@ -106,7 +116,9 @@ def inline(name: str) -> InlineMonitor:
     return monitor
 
 
-def latency(values: list[bytes]) -> None:
+def latency(values: list[bytes]) -> float:
+    """Prints the fast path's and the offline monitor's latency; returns the offline
+    monitor's mean judging time over the realistic set, in seconds."""
     rules, offline = inline("rules"), inline("offline")
     small = [v for v in values if 1536 <= len(v) <= 2560]
     fast = [judged(rules, v, 5) for v in small]
@@ -116,9 +128,10 @@ def latency(values: list[bytes]) -> None:
           f"; ratio {statistics.median(fast) / statistics.median(parsing):.2f}")
     whole = sorted(judged(offline, v) for v in values)
     p99 = whole[int(0.99 * (len(whole) - 1))]
+    mean = statistics.fmean(whole)
     print(f"offline monitor, all {len(whole)} realistic trajectories (median "
           f"{statistics.median(len(v) for v in values) / 1024:.1f} KB): median {ms(whole)} ms "
-          f"(target <= 2), p99 {p99 * 1000:.2f} ms (target <= 20)")
+          f"(target <= 2), p99 {p99 * 1000:.2f} ms (target <= 20), mean {mean * 1000:.3f} ms")
     print("offline monitor, microseconds a byte by size (linear: the last column near 1):")
     print(f"  {'input':<28}" + "".join(f"{n // 1024:>8} KiB" for n in SIZES) + "   1 MiB/2 KiB")
     for name, make in hostile(values).items():
@@ -129,6 +142,7 @@ def latency(values: list[bytes]) -> None:
             per_byte.append(timed(partial(offline.judge_now, trajectory)) / n * 1e6)
         print(f"  {name:<28}" + "".join(f"{v:>12.2f}" for v in per_byte)
               + f"{per_byte[-1] / per_byte[0]:>14.2f}")
+    return mean
 
 
 def per_record(values: list[bytes], n: int = 20000) -> None:
@@ -159,7 +173,7 @@ def per_record(values: list[bytes], n: int = 20000) -> None:
         for record in records:
             outgoing = pipeline.first(pipeline.receive(
                 record, Ticket(partition, 0, record.offset)))
-            assert not isinstance(outgoing, Trajectory) and outgoing.acknowledged is not None
+            assert isinstance(outgoing, Outgoing) and outgoing.acknowledged is not None
             outgoing.acknowledged()
 
     tune_gc()
@@ -282,7 +296,8 @@ class LoopLag:
         return f"fetch-loop lag p99 {p99 * 1000:.1f} ms, max {lags[-1] * 1000:.1f} ms"
 
 
-async def gateways(values: list[bytes], n: int, offline_n: int, rounds: int) -> None:
+async def gateways(values: list[bytes], n: int, offline_n: int, rounds: int, judging: float,
+                   profile: bool) -> None:
     tune_gc()
     fill = filler(values)
     print(f"\ngateway throughput, realistic trajectories cycled, {PARTITIONS} partitions, "
@@ -297,23 +312,41 @@ async def gateways(values: list[bytes], n: int, offline_n: int, rounds: int) -> 
         print(f"  ratio rules gateway / {baseline}: {ratio(fast[RULES], fast[baseline])}"
               + {SAME_WORK: " (target >= 0.6)", NULL: " (what the rules cost)"}.get(baseline, ""))
 
-    print(f"\noffline monitor through the gateway, {offline_n} trajectories")
-    for workers in (0, 1, 2):
+    cores = len(os.sched_getaffinity(0))
+    ideal = cores / judging
+    print(f"\noffline monitor through the gateway, {offline_n} trajectories; {cores} cores / "
+          f"the mean judging time in this process ({judging * 1000:.3f} ms) = {ideal:.0f}/s")
+    for workers in sorted({0, 1, default_workers()}):
         settings = fresh(throughput.BOOTSTRAP, 64).model_copy(
             update={"monitor": "offline", "workers": workers})
         await fill(settings, offline_n)
+        run = gateway(settings, offline_n, build_monitor(settings))
         async with LoopLag() as lag:
-            rate = (await gateway(settings, offline_n, build_monitor(settings))).rate
+            rate = (await (profiled(run) if profile and workers else run)).rate
         where = "on the fetch loop" if not workers else f"{workers} worker process" + \
             ("es" if workers > 1 else "")
-        print(f"  WORKERS={workers} ({where}): {rate:7.1f} trajectories/s; {lag.describe()}")
+        print(f"  WORKERS={workers} ({where}): {rate:7.1f} trajectories/s = "
+              f"{rate / ideal:.2f} x {cores} cores / judging time"
+              + (" (target >= 0.8)" if workers == default_workers() else "")
+              + f"; {lag.describe()}")
 
 
-def main(n: int, offline_n: int, rounds: int) -> None:
+async def profiled(run: Awaitable[Measured]) -> Measured:
+    """``run`` under cProfile: where the gateway's own process spends its time."""
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        return await run
+    finally:
+        profile.disable()
+        pstats.Stats(profile).sort_stats("tottime").print_stats(20)
+
+
+def main(n: int, offline_n: int, rounds: int, profile: bool) -> None:
     values = bodies()
-    latency(values)
+    judging = latency(values)
     per_record(values)
-    uvloop.run(gateways(values, n, offline_n, rounds))
+    uvloop.run(gateways(values, n, offline_n, rounds, judging, profile))
 
 
 if __name__ == "__main__":
@@ -322,7 +355,9 @@ if __name__ == "__main__":
     parser.add_argument("--n", type=int, default=20000)
     parser.add_argument("--offline-n", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--profile", action="store_true",
+                        help="profile the gateway's process while workers judge (cProfile)")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         throughput.BOOTSTRAP = args.bootstrap or stack.enter_context(EmbeddedBroker()).bootstrap
-        main(args.n, args.offline_n, args.rounds)
+        main(args.n, args.offline_n, args.rounds, args.profile)
