@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from .monitors.base import Judgement, MonitorFailure
 from .policy import Policy
-from .schema import Evidence, Latency, MonitorCard, ReplayTag, TaskType, Verdict, utcnow
+from .schema import Evidence, Latency, MonitorCard, ReplayTag, Verdict, utcnow
 
 
 class Subject(Protocol):
@@ -17,9 +17,6 @@ class Subject(Protocol):
 
     @property
     def id(self) -> str: ...
-
-    @property
-    def task_type(self) -> TaskType | None: ...
 
     @property
     def metadata(self) -> dict[str, Any]: ...
