@@ -2,10 +2,11 @@
 server (a separate process answering every call after 200 ms), per HTTP transport, and the
 adaptive concurrency limit against it and against a server with a knee.
 
-Goals: at least 0.9 x CONCURRENCY / latency, e.g. 0.9 x 64 / 0.2 s = 288 verdicts/s, with
-the adaptive limit on (the default); against a server with KNEE worker slots (calls beyond
-them queue), the adaptive limit settles near the knee instead of at the ceiling, at the
-same throughput and a fraction of the latency of a fixed CONCURRENCY.
+Goals: at least 0.9 x CONCURRENCY / latency (Little's limit), e.g. 0.9 x 64 / 0.2 s = 288
+verdicts/s, with the adaptive limit on (the default), over the run and over a 7-second
+burst (its ramp included; the fixed limit beside it); against a server with KNEE worker
+slots (calls beyond them queue), the adaptive limit settles near the knee instead of at
+the ceiling, at the same throughput and a fraction of the latency of a fixed CONCURRENCY.
 
     python benchmarks/llm_throughput.py [--n 6000] [--concurrency 64] [--knee 16]
 """
@@ -28,6 +29,7 @@ from monitor_gateway.gateway import Gateway, tune_gc
 from monitor_gateway.monitors.llm import LLMJudge, LLMSettings
 
 LATENCY = 0.2
+BURST = 7.0  # seconds of trajectories at the ideal rate
 REPLY = {
     "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": "bench",
     "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
@@ -102,6 +104,13 @@ async def main(bootstrap: str, base_url: str, knee_url: str, n: int, concurrency
               f"{rate:6.1f}/s = {rate / ideal:.2f} x ideal over the run, {steady:6.1f}/s = "
               f"{steady / ideal:.2f} over its second half"
               + ("  (target >= 0.90)" if transport == "aiohttp" else ""))
+    burst = round(BURST * ideal)
+    print(f"a {BURST:g}-second burst ({burst} trajectories), where the adaptive limit's ramp "
+          "from 4 calls weighs most:")
+    for adaptive in (True, False):
+        rate, _ = await measure(bootstrap, base_url, burst, concurrency, adaptive=adaptive)
+        print(f"  {'adaptive' if adaptive else 'fixed':<8} {rate:6.1f}/s = {rate / ideal:.2f} x "
+              "Little's limit" + ("  (target >= 0.90)" if adaptive else ""))
     capacity = knee / LATENCY
     print(f"server with {knee} worker slots (calls beyond them queue): capacity "
           f"{capacity:.0f}/s, CONCURRENCY={concurrency} as the ceiling")

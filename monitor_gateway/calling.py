@@ -14,8 +14,10 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
+from typing import TypeVar
 
 from .breaker import BackendOutage, CircuitBreaker
 from .limits import Limiter
@@ -23,6 +25,7 @@ from .monitors.base import InlineMonitor, Judgement, Monitor, MonitorFailure, Mo
 from .schema import Trajectory
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,20 @@ async def call_monitor(
     included; waiting for a slot or for the backend to come back is not monitor time).
     ``slot``: a limiter slot the caller already holds (what ``acquire`` returned), used for
     the first attempt, or given back if the backend is out."""
+    return await call_backend(partial(_judged, monitor, trajectory), policy, deadlines,
+                              backend, slot)
+
+
+async def _judged(monitor: Monitor, trajectory: Trajectory) -> Judgement:
+    return _checked(await monitor.judge(trajectory))
+
+
+async def call_backend(
+    call: Callable[[], Awaitable[R]], policy: RetryPolicy, deadlines: Deadlines,
+    backend: Backend, slot: bool | None = None,
+) -> tuple[R | MonitorFailure, float]:
+    """:func:`call_monitor` for any call to the monitor's backend (a pool's workers judging
+    a record's bytes): the same limit, timeout, retries and breaker."""
     attempts, reason, spent = 0, "", [0.0]
     while True:
         if slot is not None and backend.breaker.state != "closed":
@@ -140,8 +157,7 @@ async def call_monitor(
             return MonitorFailure(f"{exc}; last error: {reason}", attempts=attempts), spent[0]
         held, slot = slot, None
         try:
-            judgement = await _attempt(monitor, trajectory, policy, deadlines, backend.limiter,
-                                       spent, held)
+            answer = await _attempt(call, policy, deadlines, backend.limiter, spent, held)
         except UNAVAILABLE as exc:
             reason = f"timed out after {policy.timeout:g}s" if isinstance(exc, TimeoutError) \
                 else _describe(exc)
@@ -155,7 +171,7 @@ async def call_monitor(
             raise
         else:
             backend.breaker.answered()
-            return judgement, spent[0]
+            return answer, spent[0]
         attempts += 1
         log.warning("monitor attempt %d failed: %s", attempts, reason)
         if attempts > policy.retries:
@@ -164,9 +180,9 @@ async def call_monitor(
         await asyncio.sleep(policy.delay(attempts - 1))
 
 
-async def _attempt(monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy,
+async def _attempt(call: Callable[[], Awaitable[R]], policy: RetryPolicy,
                    deadlines: Deadlines, limiter: Limiter, spent: list[float],
-                   held: bool | None) -> Judgement:
+                   held: bool | None) -> R:
     """One call within the concurrency limit (in the slot ``held``, if one is), its latency
     given back to the limit (a timeout as the full timeout: the backend is slower than we
     allow) and added to ``spent``."""
@@ -175,9 +191,9 @@ async def _attempt(monitor: Monitor, trajectory: Trajectory, policy: RetryPolicy
     rtt: float | None = None
     try:
         with deadlines.limit(policy.timeout):
-            judgement = _checked(await monitor.judge(trajectory))
+            answer = await call()
         rtt = time.perf_counter() - started
-        return judgement
+        return answer
     except TimeoutError:
         rtt = policy.timeout
         raise

@@ -42,6 +42,7 @@ from .limits import Limiter
 from .logs import Outage
 from .metrics import Metrics, serve_http
 from .monitors.base import Closeable, InlineMonitor, Monitor
+from .monitors.pool import PooledMonitor
 from .observe import Observer
 from .offsets import OffsetTracker, Ticket
 from .pipeline import Pipeline, Work
@@ -90,12 +91,14 @@ class Gateway:
         self.metrics = Metrics(self.registry)
         self.tracing = tracing or from_settings(settings)
         self.policy = Policy.build(settings, load_config(settings.monitor_config))
-        # the backend's limiter bounds monitor calls (CONCURRENCY is its ceiling);
-        # MAX_PENDING bounds everything fetched and not yet acknowledged
-        inline = isinstance(monitor, InlineMonitor)
+        # the backend's limiter bounds monitor calls (CONCURRENCY is its ceiling; fixed for
+        # worker processes, whose latency is their queue: the more records they are given
+        # at a time, the fewer hand-offs); MAX_PENDING bounds everything fetched and not
+        # yet acknowledged
+        local = isinstance(monitor, InlineMonitor | PooledMonitor)
         self.backend = Backend(
             Limiter(settings.concurrency,
-                    adaptive=settings.adaptive_concurrency and not inline,
+                    adaptive=settings.adaptive_concurrency and not local,
                     on_change=self.metrics.concurrency_limit.set),
             CircuitBreaker(threshold=settings.breaker_failures, budget=settings.outage_budget,
                            wait=settings.outage_policy == "wait"),
@@ -257,7 +260,7 @@ class Gateway:
             work = self.pipeline.receive(record, ticket)
             try:
                 outcome = self.pipeline.first(work)
-                if isinstance(outcome, Trajectory):
+                if not isinstance(outcome, Outgoing):  # to judge: a trajectory, or the record
                     # a slot first, then a task: at most the limit's worth of tasks exist,
                     # and the fetch loop waits here (the only waiter) when all are busy
                     slot = self.backend.limiter.try_acquire()
@@ -269,7 +272,7 @@ class Gateway:
             except Exception as exc:  # a bug of ours: loud, counted, and the record still ends
                 await self._fault(work, exc)
 
-    async def _judge(self, work: Work, trajectory: Trajectory, slot: bool) -> None:
+    async def _judge(self, work: Work, trajectory: Trajectory | None, slot: bool) -> None:
         try:
             await self._send(await self.pipeline.judge(work, trajectory, slot), work)
         except Exception as exc:

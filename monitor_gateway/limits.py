@@ -14,8 +14,10 @@ windows (an LLM call may take a minute):
 
 Latencies are compared as medians: an LLM's latency varies with each trajectory's length,
 and one slow or timed-out call must not throttle the rest. While latency stays near
-``min_rtt`` the limit grows to the ceiling (doubling each window at first, as TCP's slow
-start does, until latency first rises); once calls queue at the backend and latency
+``min_rtt`` the limit grows to the ceiling fast (``growth`` times a window, as TCP's slow
+start does, from the first ``min_rtt`` measurement on, until latency first rises beyond
+the gradient's tolerance): against a flat 200 ms server, 4 calls, then 16, then the
+ceiling of 64, within about half a second. Once calls queue at the backend and latency
 rises, it shrinks back towards the point where they started to queue. The pinned probe is
 a few calls wide, not one, so that a single hanging call cannot stall the gateway. The
 ``slack`` (5 ms) keeps the event loop's own scheduling, which grows with the calls in
@@ -38,8 +40,8 @@ class GradientLimit:
     callers pass ``now``, so tests drive it with known numbers."""
 
     def __init__(self, ceiling: int, *, buffer: float = 0.25, slack: float = 0.005,
-                 probe_width: int = 4, probe_samples: int = 6, probe_interval: float = 60.0,
-                 min_window: int = 8) -> None:
+                 probe_width: int = 4, probe_samples: int = 4, probe_interval: float = 60.0,
+                 min_window: int = 8, growth: float = 4.0) -> None:
         self.ceiling = ceiling
         self.slack = slack
         self.probe_width = min(ceiling, probe_width)
@@ -47,6 +49,7 @@ class GradientLimit:
         self.probe_samples = probe_samples
         self.probe_interval = probe_interval
         self.min_window = min_window
+        self.growth = growth
         self.limit = float(self.probe_width)
         self.min_rtt: float | None = None
         self.probing = True
@@ -81,14 +84,16 @@ class GradientLimit:
         tolerated = self.min_rtt * (1 + self.buffer) + self.slack
         gradient = min(2.0, max(0.5, tolerated / window_rtt))
         self.slow_start = self.slow_start and gradient >= 1.0
-        grown = 2 * self.limit if self.slow_start else (self.limit * gradient
-                                                        + math.sqrt(self.limit))
+        grown = self.growth * self.limit if self.slow_start else (self.limit * gradient
+                                                                  + math.sqrt(self.limit))
         self.limit = min(float(self.ceiling), max(1.0, grown))
         if now >= self._next_probe:
             self.probing = True
         return True
 
     def _measured(self, min_rtt: float, now: float) -> None:
+        if self.min_rtt is None:  # the first probe was slow start's first window
+            self.limit = min(float(self.ceiling), self.growth * self.limit)
         self.min_rtt = min_rtt
         self.probing = False
         self._probe.clear()

@@ -38,6 +38,11 @@ class Observer:
     def judged(self, span: Span | None, outcome: Judgement | MonitorFailure) -> None:
         self.tracing.judged(span, outcome)
 
+    def unjudged(self, span: Span | None) -> None:
+        """A worker found the record no trajectory: the monitor span ends without an
+        outcome (the record's dead letter says why)."""
+        self.tracing.end(span)
+
     def decided(self, span: Span | None, verdict: Verdict) -> None:
         self.tracing.verdict(span, verdict)
 

@@ -11,20 +11,22 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import NamedTuple
 
 from aiokafka import ConsumerRecord
 from opentelemetry.trace import Span
 
-from .calling import Backend, Deadlines, RetryPolicy, call_monitor, judge_inline
+from .calling import Backend, Deadlines, RetryPolicy, call_backend, call_monitor, judge_inline
 from .evidence import ground
 from .ingest import Rejection, dead_letter, parse_trajectory, read_replay
 from .monitors.base import Delegated, InlineMonitor, Judgement, Monitor, MonitorFailure
+from .monitors.pool import Judged, PooledMonitor
 from .observe import Observer
 from .offsets import Ticket
 from .policy import Policy
 from .publish import Outgoing
-from .schema import MonitorCard, Trajectory, Verdict, utcnow
+from .schema import Evidence, MonitorCard, Trajectory, Verdict, utcnow
 from .settings import GatewaySettings
 from .verdict import build_verdict, fit
 
@@ -53,6 +55,7 @@ class Pipeline:
         self.backend = backend
         self.observer = observer
         self.inline = monitor if isinstance(monitor, InlineMonitor) else None
+        self.pool = monitor if isinstance(monitor, PooledMonitor) else None
         self.retry = RetryPolicy(timeout=settings.monitor_timeout,
                                  retries=settings.monitor_retries, backoff=settings.retry_backoff)
         self.deadlines = Deadlines(resolution=min(0.05, settings.monitor_timeout / 4))
@@ -60,10 +63,12 @@ class Pipeline:
     def receive(self, record: ConsumerRecord[bytes, bytes], ticket: Ticket) -> Work:
         return Work(record, ticket, utcnow(), time.perf_counter(), self.observer.received(record))
 
-    def first(self, work: Work) -> Outgoing | Trajectory:
+    def first(self, work: Work) -> Outgoing | Trajectory | None:
         """The dead letter of a record that is no trajectory; with an inline monitor (pure
         computation) the verdict, judged right here; otherwise the trajectory, for
-        :meth:`judge`."""
+        :meth:`judge`, or None with worker processes, which parse the record themselves."""
+        if self.pool is not None:
+            return None
         parsed = parse_trajectory(work.record.value, self.settings.max_message_bytes)
         if isinstance(parsed, Rejection):
             return self.dead_letter(work, parsed)
@@ -74,28 +79,49 @@ class Pipeline:
         self.observer.judged(span, outcome)
         return self.verdict(work, parsed, outcome, time.perf_counter() - work.started)
 
-    async def judge(self, work: Work, trajectory: Trajectory, slot: bool | None = None
+    async def judge(self, work: Work, trajectory: Trajectory | None, slot: bool | None = None
                     ) -> Outgoing:
-        """An asynchronous monitor's call, within the backend's limit (in ``slot``, when the
-        caller holds one) and breaker."""
+        """An asynchronous monitor's call (None: the record, to worker processes), within
+        the backend's limit (in ``slot``, when the caller holds one) and breaker."""
         span = self.observer.judging(work.span, self.monitor.card)
+        if trajectory is None:
+            return await self._in_workers(work, span, slot)
         with self.observer.current(span):
             outcome, seconds = await call_monitor(self.monitor, trajectory, self.retry,
                                                   self.deadlines, self.backend, slot)
         self.observer.judged(span, outcome)
         return self.verdict(work, trajectory, outcome, seconds)
 
-    def verdict(self, work: Work, trajectory: Trajectory, outcome: Judgement | MonitorFailure,
-                monitor_seconds: float) -> Outgoing:
+    async def _in_workers(self, work: Work, span: Span | None, slot: bool | None) -> Outgoing:
+        """The record's bytes parsed, validated and judged in a worker. If every attempt
+        failed (the record kills its worker), it is parsed here for its error verdict."""
+        assert self.pool is not None
+        value = work.record.value
+        answer, seconds = await call_backend(partial(self.pool.judge_record, value),
+                                             self.retry, self.deadlines, self.backend, slot)
+        if isinstance(answer, Rejection):
+            self.observer.unjudged(span)
+            return self.dead_letter(work, answer)
+        if isinstance(answer, MonitorFailure):
+            self.observer.judged(span, answer)
+            parsed = parse_trajectory(value, self.settings.max_message_bytes)
+            if isinstance(parsed, Rejection):
+                return self.dead_letter(work, parsed)
+            return self.verdict(work, parsed, answer, seconds)
+        self.observer.judged(span, answer.outcome)
+        return self.verdict(work, answer, answer.outcome, seconds)
+
+    def verdict(self, work: Work, trajectory: Trajectory | Judged,
+                outcome: Judgement | MonitorFailure, monitor_seconds: float) -> Outgoing:
+        """``trajectory``: as parsed here, or as a worker judged it (its quotes grounded)."""
         # the replay headers are read here, after the monitor: it never sees them
         tag, echoed = read_replay(work.record.headers)
 
         def build(outcome: Judgement | MonitorFailure) -> Verdict:
             return build_verdict(
-                trajectory, outcome,
-                ground(trajectory, outcome.quotes) if isinstance(outcome, Judgement) else [],
-                card=self._card(outcome), policy=self.policy, tag=tag,
-                received_at=work.received_at, monitor_seconds=monitor_seconds,
+                trajectory, outcome, _evidence(trajectory, outcome), card=self._card(outcome),
+                policy=self.policy, tag=tag, received_at=work.received_at,
+                monitor_seconds=monitor_seconds,
                 gateway_seconds=time.perf_counter() - work.started)
 
         try:
@@ -169,3 +195,13 @@ class Pipeline:
         self.observer.fault()
         return self.dead_letter(work, Rejection(
             "internal_error", f"gateway error: {type(exc).__name__}: {exc}"))
+
+
+def _evidence(trajectory: Trajectory | Judged, outcome: Judgement | MonitorFailure
+              ) -> list[Evidence]:
+    """The judgement's quotes found in the trajectory (by the worker that judged it)."""
+    if not isinstance(outcome, Judgement):
+        return []
+    if isinstance(trajectory, Judged):
+        return trajectory.evidence
+    return ground(trajectory, outcome.quotes)

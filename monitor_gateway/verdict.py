@@ -4,14 +4,26 @@ verdict fit the broker's message size."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, Protocol
 
 from .monitors.base import Judgement, MonitorFailure
 from .policy import Policy
-from .schema import Evidence, Latency, MonitorCard, ReplayTag, Trajectory, Verdict, utcnow
+from .schema import Evidence, Latency, MonitorCard, ReplayTag, Verdict, utcnow
+
+
+class Subject(Protocol):
+    """What a verdict reads of its trajectory: a :class:`~.schema.Trajectory`, or what a
+    worker process sent back of it."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def metadata(self) -> dict[str, Any]: ...
 
 
 def build_verdict(
-    trajectory: Trajectory,
+    trajectory: Subject,
     outcome: Judgement | MonitorFailure,
     evidence: list[Evidence],
     *,

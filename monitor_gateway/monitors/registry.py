@@ -14,7 +14,6 @@ from importlib.metadata import entry_points
 
 from ..settings import GatewaySettings, SettingsError
 from .base import Factory, HeavyMonitor, InlineMonitor, Monitor
-from .pool import PooledMonitor
 
 GROUP = "monitor_gateway.monitors"
 BUILT_IN = {
@@ -51,6 +50,8 @@ def build_monitor(settings: GatewaySettings) -> Monitor:
         heavy = isinstance(monitor, HeavyMonitor) and monitor.heavy
         workers = default_workers() if heavy else 0
     if workers and isinstance(monitor, InlineMonitor):
+        from .pool import PooledMonitor  # it judges with the gateway's calling module
+
         return PooledMonitor(monitor, build_monitor, settings, workers)
     return monitor
 

@@ -9,9 +9,12 @@ import pytest
 from monitor_gateway.limits import GradientLimit, Limiter
 
 
-def drive(limit: GradientLimit, latency: object, calls: int) -> list[int]:
+def drive(limit: GradientLimit, latency: object, calls: int,
+          clock: list[float] | None = None) -> list[int]:
     """Feed ``calls`` latencies, each as a server would answer at the current limit, as if
-    every call ran with the limit's worth of calls in flight. Returns the limit after each."""
+    every call ran with the limit's worth of calls in flight. Returns the limit after each
+    (and appends to ``clock`` the simulated time each call ended: a limit's worth of calls
+    finishes every latency)."""
     seen, now = [], 0.0
     for _ in range(calls):
         probe = limit.probing
@@ -19,6 +22,8 @@ def drive(limit: GradientLimit, latency: object, calls: int) -> list[int]:
         now += rtt / limit.allowed
         limit.sample(rtt, now, probe=probe)
         seen.append(limit.allowed)
+        if clock is not None:
+            clock.append(now)
     return seen
 
 
@@ -28,7 +33,18 @@ def test_a_server_whose_latency_does_not_grow_gets_the_ceiling() -> None:
     seen = drive(limit, lambda _: 0.2, 200)
     assert limit.min_rtt == pytest.approx(0.2)
     assert seen[-1] == 64
-    assert seen.index(64) < 200  # within a few windows: about seven round trips
+    assert seen.index(64) < 200  # within a few windows
+
+
+def test_a_flat_server_gets_the_ceiling_within_about_a_second() -> None:
+    """Slow start grows the limit several times over each window while latency holds: a
+    burst of a few seconds is served at the ceiling for nearly all of it."""
+    clock: list[float] = []
+    limit = GradientLimit(64)
+    seen = drive(limit, lambda _: 0.2, 200, clock)
+    assert seen[0] == 4  # it starts by measuring at a few calls...
+    assert clock[seen.index(64)] <= 1.0  # ...and is at the ceiling within five round trips
+    assert set(seen[seen.index(64):]) == {64}  # and stays there
 
 
 def test_a_server_that_queues_past_its_knee_settles_near_the_knee() -> None:

@@ -7,10 +7,12 @@ import os
 import pytest
 from kafka_io import consume, produce, running
 
+from monitor_gateway.evidence import ground
+from monitor_gateway.ingest import Rejection, parse_trajectory
 from monitor_gateway.monitors import build_monitor
-from monitor_gateway.monitors.base import InlineMonitor
+from monitor_gateway.monitors.base import InlineMonitor, Judgement
 from monitor_gateway.monitors.offline import OfflineMonitor
-from monitor_gateway.monitors.pool import WORKER_NICENESS, PooledMonitor
+from monitor_gateway.monitors.pool import WORKER_NICENESS, Judged, PooledMonitor
 from monitor_gateway.monitors.registry import default_workers
 from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings
@@ -39,6 +41,34 @@ async def test_workers_judge_as_the_monitor_does_inline() -> None:
         await pooled.aclose()
     assert judged == [inline.judge_now(s) for s in samples]
     assert pooled.card == inline.card
+
+
+async def test_workers_parse_judge_and_ground_records_as_the_gateway_does_inline() -> None:
+    """A record goes to a worker as its bytes; what comes back is what the verdict needs:
+    the inline monitor's judgement with its quotes grounded, or why it is no trajectory."""
+    values: list[bytes | None] = [json.dumps(s.trajectory()).encode()
+                                  for s in resolve("realistic", "test")[:40]]
+    values += [b'{"id": "broken", ', b'{"id": "no-request", "response": "x"}', None]
+    inline = build_monitor(GatewaySettings(monitor="offline", workers=0))
+    pooled = build_monitor(GatewaySettings(monitor="offline", workers=2))
+    assert isinstance(inline, InlineMonitor) and isinstance(pooled, PooledMonitor)
+    try:
+        answers = await asyncio.gather(*(pooled.judge_record(v) for v in values))
+    finally:
+        await pooled.aclose()
+    for value, answer in zip(values[:40], answers, strict=False):
+        trajectory = parse_trajectory(value, 1 << 20)
+        assert isinstance(trajectory, Trajectory) and isinstance(answer, Judged)
+        expected = inline.judge_now(trajectory)
+        assert (answer.id, answer.task_type, answer.metadata) == (
+            trajectory.id, trajectory.task_type, trajectory.metadata)
+        assert isinstance(answer.outcome, Judgement)
+        assert (answer.outcome.score, answer.outcome.category, answer.outcome.rationale) == (
+            expected.score, expected.category, expected.rationale)
+        assert answer.evidence == ground(trajectory, expected.quotes)
+    assert any(isinstance(a, Judged) and a.evidence for a in answers)
+    assert [a.error if isinstance(a, Rejection) else a for a in answers[40:]] == [
+        "invalid_json", "invalid_schema", "invalid_json"]
 
 
 async def test_a_dead_worker_is_replaced_and_only_its_call_fails() -> None:
@@ -72,15 +102,19 @@ async def test_through_the_gateway_a_crashing_trajectory_gets_an_error_verdict(
     settings: GatewaySettings,
 ) -> None:
     """The crash is retried (MONITOR_RETRIES) then becomes an error verdict; the
-    trajectories whose calls it broke are judged all the same."""
+    trajectories whose calls it broke are judged all the same, and a record that is no
+    trajectory, found so by a worker, is dead-lettered."""
     settings = settings.model_copy(update={"monitor": "monitors:crashing", "workers": 2,
                                            "monitor_timeout": 30.0})
     bodies = [Trajectory(id=f"t{i}", request="CRASH" if i == 3 else "BAD" if i % 2 else "ok",
                          response="x") for i in range(8)]
     async with running(settings, build_monitor(settings)):
         await produce(settings.kafka_bootstrap, settings.input_topic,
-                      [(b.id.encode(), b.model_dump_json().encode(), []) for b in bodies])
+                      [(b.id.encode(), b.model_dump_json().encode(), []) for b in bodies]
+                      + [(b"junk", b"{not json", [])])
         records = await consume(settings.kafka_bootstrap, settings.verdict_topic, 8)
+        [letter] = await consume(settings.kafka_bootstrap, settings.dlq_topic, 1)
     verdicts = {v["trajectory_id"]: v for v in (json.loads(r.value) for r in records)}
     assert verdicts["t3"]["status"] == "error" and "abruptly" in verdicts["t3"]["error"]
     assert all(verdicts[f"t{i}"]["flagged"] is bool(i % 2) for i in range(8) if i != 3)
+    assert json.loads(letter.value)["error"] == "invalid_json"
