@@ -21,6 +21,9 @@ class KafkaSettings(BaseSettings):
     input_topic: str = "agent.trajectories"
     verdict_topic: str = "monitor.verdicts"
     dlq_topic: str = "monitor.dlq"
+    # the review loop's topics (README: "Review"): verdicts picked for review, and labels
+    review_topic: str = "monitor.review-requests"
+    labels_topic: str = "monitor.labels"
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
     sasl_plain_username: str | None = None
