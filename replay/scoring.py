@@ -142,7 +142,12 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None
     normal approximation."""
     if n == 0:
         return None
-    p = successes / n
+    return wilson_share(successes / n, n, z)
+
+
+def wilson_share(p: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """The Wilson interval around a share ``p`` of ``n`` (> 0) samples; ``n`` may be an
+    effective sample size, as a weighted estimate has."""
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
