@@ -82,3 +82,9 @@ def test_intervals_cover_the_truth_over_200_draws_with_flagged_sampled_ten_times
     assert covered["mr"] >= 180 and covered["far"] >= 180, covered
     assert sum(estimates["mr"]) / 200 == pytest.approx(true_mr, abs=0.02)
     assert sum(estimates["far"]) / 200 == pytest.approx(true_far, abs=0.01)
+
+
+def test_an_interval_at_zero_or_one_includes_it_exactly() -> None:
+    """Computed, the bounds at these sizes come out a rounding error inside."""
+    assert wilson_share(0.0, 3.0)[0] == 0.0 and wilson_share(0.0, 123.4)[0] == 0.0
+    assert wilson_share(1.0, 10.5)[1] == 1.0
