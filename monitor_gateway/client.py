@@ -19,16 +19,17 @@ trace context when OpenTelemetry is installed and a span is current.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from pydantic import ValidationError
 
 from .ingest import Rejection, parse_trajectory
-from .schema import DeadLetter, Trajectory, Verdict
+from .schema import DeadLetter, Label, Trajectory, Verdict
 from .settings import ENV_PREFIX, KafkaSettings
 
 
@@ -196,3 +197,49 @@ def read_trajectories(text: str, max_bytes: int) -> Iterator[tuple[int, Trajecto
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             yield number, parse_trajectory(line.encode(), max_bytes)
+
+
+def latest_labels(labels: Iterable[Label]) -> list[Label]:
+    """One label a (trajectory, monitor version): the latest given (a reviewer may correct
+    one); a label read twice (at-least-once delivery) counts once."""
+    chosen: dict[tuple[str, str], Label] = {}
+    for label in labels:
+        key = (label.trajectory_id, label.monitor.version)
+        if key not in chosen or label.labelled_at >= chosen[key].labelled_at:
+            chosen[key] = label
+    return list(chosen.values())
+
+
+async def read_labels(settings: KafkaSettings | None = None, idle: float = 1.0) -> list[Label]:
+    """Every label on the labels topic now (read without a group, to the end), the latest
+    of each (trajectory, monitor version)."""
+    settings = settings or KafkaSettings()
+    consumer = AIOKafkaConsumer(group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100,
+                                **settings.client_args())
+    await consumer.start()
+    try:
+        found = consumer.partitions_for_topic(settings.labels_topic)
+        if not found:
+            await consumer._client.force_metadata_update()
+            found = consumer.partitions_for_topic(settings.labels_topic)
+        if not found:
+            raise TopicMissing(f"no topic {settings.labels_topic} on {settings.kafka_bootstrap}"
+                               f" to read labels from: set --labels-topic or "
+                               f"{ENV_PREFIX}LABELS_TOPIC")
+        assigned = [TopicPartition(settings.labels_topic, p) for p in sorted(found)]
+        consumer.assign(assigned)
+        await consumer.seek_to_beginning(*assigned)
+        ends = await consumer.end_offsets(assigned)
+        labels: list[Label] = []
+        deadline = time.monotonic() + idle
+        while any([await consumer.position(tp) < end for tp, end in ends.items()]):
+            batches = await consumer.getmany(timeout_ms=200)
+            for record in (r for records in batches.values() for r in records):
+                with contextlib.suppress(ValidationError):
+                    labels.append(Label.model_validate_json(record.value or b""))
+                deadline = time.monotonic() + idle
+            if time.monotonic() > deadline:
+                break
+        return latest_labels(labels)
+    finally:
+        await consumer.stop()
