@@ -36,7 +36,7 @@ from .calibrate import calibrate, read_samples, too_few
 from .client import Result
 from .dataset import DatasetError, Sample, parse_fields, write
 from .export import sft_example
-from .harness import run_canary, run_replay
+from .harness import run_as_production, run_canary, run_replay
 from .plot import PlotUnavailable, plot_mr_far
 from .report import print_report, write_samples
 from .scoring import precise_band
@@ -85,6 +85,9 @@ def replay(
     canary: Annotated[bool, typer.Option(
         help="mix the pairs into live traffic and collect nothing (needs --rate)")] = False,
     loop: Annotated[bool, typer.Option(help="with --canary: repeat until stopped")] = False,
+    as_production: Annotated[bool, typer.Option(
+        help="send without the label headers, as production traffic, and collect nothing "
+             "(the review loop's labels measure it: review --auto-from)")] = False,
 ) -> None:
     """Stream a benchmark through a running gateway and print MR/FAR."""
     try:
@@ -94,6 +97,9 @@ def replay(
         raise fail(str(exc)) from None
     if not samples:
         raise fail(f"{dataset}: no samples" + (f" in split {split!r}" if split else ""))
+    if as_production:
+        run(run_as_production(settings, samples, rate=rate, console=console))
+        return
     if canary:
         if not rate:
             raise fail("--canary needs --rate: a canary must not flood live traffic")
