@@ -15,10 +15,12 @@ from typing import Annotated, Any, Literal, cast
 
 import tomli_w
 import typer
+from aiokafka.errors import KafkaConnectionError
 from rich.console import Console
 from rich.table import Table
 
 from monitor_gateway.cli import Bootstrap, LogLevel, console, fail, run, setup_logging, topics
+from monitor_gateway.client import TopicMissing, read_labels
 from monitor_gateway.config import Calibration, Measured, MonitorConfig, Stage, load_config
 from monitor_gateway.embedded import BrokerError, EmbeddedBroker, create_topics
 from monitor_gateway.gateway import Gateway, tune_gc
@@ -27,12 +29,12 @@ from monitor_gateway.monitors.base import InlineMonitor
 from monitor_gateway.monitors.classifier import LinearModel
 from monitor_gateway.monitors.offline import OfflineMonitor
 from monitor_gateway.monitors.prompts import Budget, Template
-from monitor_gateway.schema import CATEGORIES, Category
+from monitor_gateway.schema import CATEGORIES, Category, Label
 from monitor_gateway.settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
 
 from .builtin import DEFAULT_SEED, build
 from .builtin.gaming import verify_humaneval
-from .calibrate import calibrate, read_samples, too_few
+from .calibrate import calibrate, label_rows, read_samples, too_few
 from .client import Result
 from .dataset import DatasetError, Sample, parse_fields, write
 from .export import sft_example
@@ -138,22 +140,34 @@ def _finish(report: dict[str, Any], results: list[Result], json_path: Path | Non
 
 
 def calibrate_command(
-    report: Annotated[Path, typer.Option(help="a replay report (its .samples.jsonl is read)")],
     max_far: Annotated[float, typer.Option(help="the false-alarm budget, e.g. 0.05")],
+    report: Annotated[Path | None, typer.Option(
+        help="a replay report (its .samples.jsonl is read)")] = None,
+    labels: Annotated[bool, typer.Option(
+        "--labels", help="calibrate on the production labels of the labels topic instead, "
+                         "each weighted by its inclusion probability")] = False,
+    bootstrap: Bootstrap = None,
     config: Annotated[Path, typer.Option(help=r"the monitor config to write \[thresholds] to")] =
         Path("monitor.toml"),
 ) -> None:
     """Pick thresholds (overall and per predicted category) that keep FAR within a budget."""
-    samples = report.with_suffix(".samples.jsonl")
     if not 0.0 < max_far < 1.0:
         raise fail(f"--max-far {max_far:g}: a false-alarm budget is between 0 and 1")
-    if not samples.exists():
-        raise fail(f"{samples}: missing; write it with 'replay --json {report}'")
+    if (report is None) == (not labels):
+        raise fail("calibrate needs one of --report PATH or --labels")
     try:
         current = load_config(str(config)) if config.exists() else MonitorConfig()
     except SettingsError as exc:
         raise fail(str(exc)) from None
-    rows = read_samples(samples)
+    if report is not None:
+        samples = report.with_suffix(".samples.jsonl")
+        if not samples.exists():
+            raise fail(f"{samples}: missing; write it with 'replay --json {report}'")
+        rows = read_samples(samples)
+    else:
+        rows = label_rows(run(_production_labels(bootstrap)))
+        if not rows:
+            raise fail("no labels on the labels topic yet: review some verdicts first")
     chosen = calibrate(rows, max_far)
     table = Table(title=f"thresholds for FAR <= {max_far:g}, by predicted category")
     for column in ("", "threshold", "FAR", "MR", "benign", "misbehavior"):
@@ -167,20 +181,33 @@ def calibrate_command(
             console.print(f"[yellow]warning:[/yellow] {name}: a budget of {max_far:g} on "
                           f"{point.benign} benign samples allows {point.benign * max_far:.1f} "
                           "false alarms: the threshold rests on very few scores")
-    figures = json.loads(report.read_text())
-    overall = figures.get("overall", {})
     monitors = Counter((str(r.get("monitor")), str(r.get("monitor_version"))) for r in rows)
     monitor, version = monitors.most_common(1)[0][0]
+    update: dict[str, object] = {}
+    if report is not None:
+        figures = json.loads(report.read_text())
+        overall = figures.get("overall", {})
+        update["last_replay"] = Measured(dataset=str(figures.get("dataset", report)),
+                                         mr=overall.get("mr"), far=overall.get("far"))
     updated = current.model_copy(update={
+        **update,
         "thresholds": {name: point.threshold for name, point in chosen.items()},
-        "last_replay": Measured(dataset=str(figures.get("dataset", report)),
-                                mr=overall.get("mr"), far=overall.get("far")),
         "calibration": Calibration(
             monitor=monitor, version=version, max_far=max_far,
             benign={name: point.benign for name, point in chosen.items()},
             misbehavior={name: point.misbehavior for name, point in chosen.items()})})
     config.write_text(tomli_w.dumps(updated.to_toml()))
     console.print(f"thresholds written to {config}; serve with --monitor-config {config}")
+
+
+async def _production_labels(bootstrap: str | None) -> list[Label]:
+    try:
+        settings = load_settings(KafkaSettings, {"kafka_bootstrap": bootstrap})
+        return await read_labels(settings)
+    except (SettingsError, TopicMissing) as exc:
+        raise fail(str(exc)) from None
+    except KafkaConnectionError:
+        raise fail(settings.unreachable()) from None
 
 
 dataset_app = typer.Typer(no_args_is_help=True, help="The synthetic (templated) benchmark.")
