@@ -23,14 +23,16 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .ingest import Rejection, parse_trajectory
 from .schema import DeadLetter, Label, Trajectory, Verdict
 from .settings import ENV_PREFIX, KafkaSettings
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class TopicMissing(RuntimeError):
@@ -211,35 +213,40 @@ def latest_labels(labels: Iterable[Label]) -> list[Label]:
 
 
 async def read_labels(settings: KafkaSettings | None = None, idle: float = 1.0) -> list[Label]:
-    """Every label on the labels topic now (read without a group, to the end), the latest
-    of each (trajectory, monitor version)."""
+    """Every label on the labels topic now, the latest of each (trajectory, monitor
+    version)."""
     settings = settings or KafkaSettings()
+    return latest_labels(await read_topic(settings, settings.labels_topic, Label, idle))
+
+
+async def read_topic(settings: KafkaSettings, topic: str, model: type[M], idle: float = 1.0
+                     ) -> list[M]:
+    """Every record of ``topic`` now that ``model`` reads (read without a group, from the
+    start to the end it had when this began); a record it cannot read is skipped."""
     consumer = AIOKafkaConsumer(group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100,
                                 **settings.client_args())
     await consumer.start()
     try:
-        found = consumer.partitions_for_topic(settings.labels_topic)
+        found = consumer.partitions_for_topic(topic)
         if not found:
             await consumer._client.force_metadata_update()
-            found = consumer.partitions_for_topic(settings.labels_topic)
+            found = consumer.partitions_for_topic(topic)
         if not found:
-            raise TopicMissing(f"no topic {settings.labels_topic} on {settings.kafka_bootstrap}"
-                               f" to read labels from: set --labels-topic or "
-                               f"{ENV_PREFIX}LABELS_TOPIC")
-        assigned = [TopicPartition(settings.labels_topic, p) for p in sorted(found)]
+            raise TopicMissing(f"no topic {topic} on {settings.kafka_bootstrap}")
+        assigned = [TopicPartition(topic, p) for p in sorted(found)]
         consumer.assign(assigned)
         await consumer.seek_to_beginning(*assigned)
         ends = await consumer.end_offsets(assigned)
-        labels: list[Label] = []
+        read: list[M] = []
         deadline = time.monotonic() + idle
         while any([await consumer.position(tp) < end for tp, end in ends.items()]):
             batches = await consumer.getmany(timeout_ms=200)
             for record in (r for records in batches.values() for r in records):
                 with contextlib.suppress(ValidationError):
-                    labels.append(Label.model_validate_json(record.value or b""))
+                    read.append(model.model_validate_json(record.value or b""))
                 deadline = time.monotonic() + idle
             if time.monotonic() > deadline:
                 break
-        return latest_labels(labels)
+        return read
     finally:
         await consumer.stop()

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from monitor_gateway.cli import Bootstrap, LogLevel, console, fail, run, setup_logging, topics
-from monitor_gateway.client import TopicMissing, read_labels
+from monitor_gateway.client import TopicMissing, read_labels, read_topic
 from monitor_gateway.config import Calibration, Measured, MonitorConfig, Stage, load_config
 from monitor_gateway.embedded import BrokerError, EmbeddedBroker, create_topics
 from monitor_gateway.gateway import Gateway, tune_gc
@@ -29,7 +29,7 @@ from monitor_gateway.monitors.base import InlineMonitor
 from monitor_gateway.monitors.classifier import LinearModel
 from monitor_gateway.monitors.offline import OfflineMonitor
 from monitor_gateway.monitors.prompts import Budget, Template
-from monitor_gateway.schema import CATEGORIES, Category, Label
+from monitor_gateway.schema import CATEGORIES, Category, Label, ReviewRequest
 from monitor_gateway.settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
 
 from .builtin import DEFAULT_SEED, build
@@ -37,7 +37,7 @@ from .builtin.gaming import verify_humaneval
 from .calibrate import calibrate, label_rows, read_samples, too_few
 from .client import Result
 from .dataset import DatasetError, Sample, parse_fields, write
-from .export import sft_example
+from .export import label_example, sft_example
 from .harness import run_as_production, run_canary, run_replay
 from .plot import PlotUnavailable, plot_mr_far
 from .report import print_report, write_samples
@@ -165,7 +165,7 @@ def calibrate_command(
             raise fail(f"{samples}: missing; write it with 'replay --json {report}'")
         rows = read_samples(samples)
     else:
-        rows = label_rows(run(_production_labels(bootstrap)))
+        rows = label_rows(run(_labels_topic(bootstrap))[0])
         if not rows:
             raise fail("no labels on the labels topic yet: review some verdicts first")
     chosen = calibrate(rows, max_far)
@@ -200,14 +200,20 @@ def calibrate_command(
     console.print(f"thresholds written to {config}; serve with --monitor-config {config}")
 
 
-async def _production_labels(bootstrap: str | None) -> list[Label]:
+async def _labels_topic(bootstrap: str | None, requests: bool = False
+                        ) -> tuple[list[Label], dict[str, ReviewRequest]]:
+    """The labels topic's labels (the latest of each) and, if asked, the review requests
+    by id (what carries the trajectories)."""
     try:
         settings = load_settings(KafkaSettings, {"kafka_bootstrap": bootstrap})
-        return await read_labels(settings)
+        found = await read_labels(settings)
+        by_id = {r.id: r for r in await read_topic(settings, settings.review_topic,
+                                                   ReviewRequest)} if requests else {}
     except (SettingsError, TopicMissing) as exc:
         raise fail(str(exc)) from None
     except KafkaConnectionError:
         raise fail(settings.unreachable()) from None
+    return found, by_id
 
 
 dataset_app = typer.Typer(no_args_is_help=True, help="The synthetic (templated) benchmark.")
@@ -216,9 +222,14 @@ export_app = typer.Typer(no_args_is_help=True, help="Training data for a fine-tu
 
 @export_app.command("sft")
 def export_sft(
-    dataset: Annotated[str, typer.Option(
-        help="a benchmark file, 'realistic' or 'synthetic'")],
     out: Annotated[Path, typer.Option(help="where the chat-format JSONL goes")],
+    dataset: Annotated[str | None, typer.Option(
+        help="a benchmark file, 'realistic' or 'synthetic'")] = None,
+    labels: Annotated[bool, typer.Option(
+        "--labels", help="also (or only) the reviewed production trajectories: the labels "
+                         "topic's labels, with the trajectories of their review requests")
+    ] = False,
+    bootstrap: Bootstrap = None,
     template: Annotated[str, typer.Option(help="direct or evidence: as the judge asks")] =
         "evidence",
     split: Annotated[str | None, typer.Option(help="only this split, e.g. train")] = None,
@@ -227,19 +238,30 @@ def export_sft(
     field: Annotated[list[str] | None, typer.Option(help="map a field: OURS=THEIRS")] = None,
 ) -> None:
     """Write {"messages": [system, user, assistant]} lines: the judge's exact prompt for each
-    sample and the reply it should give (with the gold evidence for 'evidence')."""
+    sample and the reply it should give (with the gold evidence for 'evidence'; for a
+    reviewed trajectory, the quotes the reviewer confirmed or added)."""
     if template not in ("direct", "evidence"):
         raise fail(f"--template {template!r}: direct or evidence")
+    if dataset is None and not labels:
+        raise fail("export sft needs --dataset, --labels or both")
     try:
-        samples = resolve(dataset, split, parse_fields(field or []))
+        samples = resolve(dataset, split, parse_fields(field or [])) if dataset else []
     except DatasetError as exc:
         raise fail(str(exc)) from None
+    chosen, budget = cast(Template, template), Budget(budget_chars)
+    examples = [sft_example(sample, chosen, budget) for sample in samples]
+    found, requests = run(_labels_topic(bootstrap, requests=True)) if labels else ([], {})
+    reviewed = [(label, trajectory) for label in found
+                if (request := requests.get(label.request_id)) is not None
+                and (trajectory := request.trajectory) is not None]
+    examples += [label_example(label, trajectory, chosen, budget)
+                 for label, trajectory in reviewed]
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as lines:
-        for sample in samples:
-            example = sft_example(sample, cast(Template, template), Budget(budget_chars))
+        for example in examples:
             lines.write(json.dumps(example, ensure_ascii=False) + "\n")
-    console.print(f"{len(samples)} examples ({template} template) written to {out}")
+    console.print(f"{len(examples)} examples ({template} template"
+                  + (f", {len(reviewed)} reviewed" if labels else "") + f") written to {out}")
 
 
 @dataset_app.command("build")
