@@ -29,14 +29,21 @@ from monitor_gateway.monitors.base import InlineMonitor
 from monitor_gateway.monitors.classifier import LinearModel
 from monitor_gateway.monitors.offline import OfflineMonitor
 from monitor_gateway.monitors.prompts import Budget, Template
-from monitor_gateway.schema import CATEGORIES, Category, Label, ReviewRequest
+from monitor_gateway.schema import CATEGORIES, Category, Label, ReviewRequest, Trajectory
 from monitor_gateway.settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
 
 from .builtin import DEFAULT_SEED, build
 from .builtin.gaming import verify_humaneval
 from .calibrate import calibrate, label_rows, read_samples, too_few
 from .client import Result
-from .dataset import DatasetError, Sample, parse_fields, write
+from .dataset import (
+    DatasetError,
+    Sample,
+    held_out_half,
+    parse_fields,
+    reviewed_samples,
+    write,
+)
 from .export import label_example, sft_example
 from .harness import run_as_production, run_canary, run_replay
 from .plot import PlotUnavailable, plot_mr_far
@@ -200,6 +207,15 @@ def calibrate_command(
     console.print(f"thresholds written to {config}; serve with --monitor-config {config}")
 
 
+def _with_trajectories(labels: list[Label], requests: dict[str, ReviewRequest]
+                       ) -> list[tuple[Label, Trajectory]]:
+    """Each label with the trajectory its review request carried (one without cannot be
+    trained on)."""
+    return [(label, trajectory) for label in labels
+            if (request := requests.get(label.request_id)) is not None
+            and (trajectory := request.trajectory) is not None]
+
+
 async def _labels_topic(bootstrap: str | None, requests: bool = False
                         ) -> tuple[list[Label], dict[str, ReviewRequest]]:
     """The labels topic's labels (the latest of each) and, if asked, the review requests
@@ -251,9 +267,7 @@ def export_sft(
     chosen, budget = cast(Template, template), Budget(budget_chars)
     examples = [sft_example(sample, chosen, budget) for sample in samples]
     found, requests = run(_labels_topic(bootstrap, requests=True)) if labels else ([], {})
-    reviewed = [(label, trajectory) for label in found
-                if (request := requests.get(label.request_id)) is not None
-                and (trajectory := request.trajectory) is not None]
+    reviewed = _with_trajectories(found, requests)
     examples += [label_example(label, trajectory, chosen, budget)
                  for label, trajectory in reviewed]
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -302,8 +316,15 @@ def train_command(
     category: Annotated[list[str] | None, typer.Option(
         help="train on these categories only (repeatable)")] = None,
     field: Annotated[list[str] | None, typer.Option(help="map a field: OURS=THEIRS")] = None,
+    labels: Annotated[bool, typer.Option(
+        "--labels", help="with --kind offline: add half of the deployment's reviewed "
+                         "trajectories (the labels topic) to training and report the model "
+                         "before and after on the other half")] = False,
+    bootstrap: Bootstrap = None,
 ) -> None:
     """Train an offline model; report its test-split MR/FAR."""
+    if labels and kind != "offline":
+        raise fail("--labels retrains the offline monitor: use it with --kind offline")
     dataset = dataset or ("synthetic" if kind == "classifier" else "realistic")
     out = out or Path(f"out/{kind}.{'toml' if kind == 'cascade' else 'json'}")
     try:
@@ -314,9 +335,12 @@ def train_command(
         if kind == "point":
             _print_points(operating_points(samples))
             return
-        if kind == "offline":
-            model = fit_offline(samples)
+        if kind == "offline" and labels:
+            model = _retrain_on_labels(samples, bootstrap)
             monitor: InlineMonitor = OfflineMonitor(model)
+        elif kind == "offline":
+            model = fit_offline(samples)
+            monitor = OfflineMonitor(model)
         else:
             model = fit(samples, [c for c in CATEGORIES if c in (category or [])],
                         source=name_of(dataset))
@@ -334,6 +358,29 @@ def train_command(
             table.add_row(name, _fmt(c.mr), _fmt(c.far), str(c.tp), str(c.fn), str(c.fp),
                           str(c.tn))
         console.print(table)
+
+
+def _retrain_on_labels(realistic: list[Sample], bootstrap: str | None) -> LinearModel:
+    """The offline model trained with half the reviewed trajectories added; prints it and
+    the model without them on the other half."""
+    found, requests = run(_labels_topic(bootstrap, requests=True))
+    reviewed = reviewed_samples(_with_trajectories(found, requests))
+    held_out = [s for s in reviewed if held_out_half(s)]
+    if not held_out or len(held_out) == len(reviewed):
+        raise fail(f"{len(reviewed)} reviewed trajectories with their text: too few to train "
+                   "on half and test on the other")
+    before = fit_offline(realistic)
+    after = fit_offline(realistic, [s for s in reviewed if not held_out_half(s)])
+    table = Table(title=f"offline monitor on {len(held_out)} held-out reviewed trajectories "
+                        "(as sampled, unweighted)")
+    for column in ("", "MR", "FAR", "TP", "FN", "FP", "TN"):
+        table.add_column(column, justify="right" if column else "left")
+    for name, model in (("before", before), ("after", after)):
+        c = evaluate(OfflineMonitor(model), held_out)["overall"]
+        table.add_row(name, _fmt(c.mr), _fmt(c.far), str(c.tp), str(c.fn), str(c.fp),
+                      str(c.tn))
+    console.print(table)
+    return after
 
 
 def _write_cascade(scored: list[tuple[bool, float]], out: Path) -> None:

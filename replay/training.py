@@ -147,11 +147,14 @@ CASCADE_MAX_FAR = 0.02
 CASCADE_MAX_MR = 0.15
 
 
-def fit_offline(realistic: Sequence[Sample]) -> LinearModel:
-    """The offline monitor's combination, trained on the realistic dev split only; its
-    intercept is moved so that the chosen operating point is a score of 0.5 (the default
-    threshold), and its figures are measured on the realistic test split."""
-    model = _offline_model(_dev(realistic), "the realistic dev split")
+def fit_offline(realistic: Sequence[Sample], reviewed: Sequence[Sample] = ()) -> LinearModel:
+    """The offline monitor's combination, trained on the realistic dev split (and the
+    deployment's ``reviewed`` trajectories, when given); its intercept is moved so that
+    the chosen operating point is a score of 0.5 (the default threshold), and its figures
+    are measured on the realistic test split."""
+    trained_on = "the realistic dev split" + (
+        f" and {len(reviewed)} reviewed production trajectories" if reviewed else "")
+    model = _offline_model([*_dev(realistic), *reviewed], trained_on)
     test = [s for s in realistic if s.split == "test"]
     if test:
         overall = evaluate(OfflineMonitor(model), test)["overall"]
