@@ -10,7 +10,7 @@ import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -25,7 +25,14 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from monitor_gateway.schema import CATEGORIES, Category, Decision, ReviewRequest, Trajectory
+from monitor_gateway.schema import (
+    CATEGORIES,
+    Category,
+    Decision,
+    ReviewRequest,
+    SpanJudgement,
+    Trajectory,
+)
 
 from .labelling import Added, AnswerError, answer
 from .metrics import ProductionCollector
@@ -86,7 +93,7 @@ class Answer(BaseModel):
 
     decision: Decision
     category: Category | None = None
-    judged: dict[int, str] = Field(default_factory=dict)
+    judged: dict[int, SpanJudgement] = Field(default_factory=dict)
     added: list[dict[str, Any]] = Field(default_factory=list)
     note: str = Field(default="", max_length=10_000)
 
@@ -171,9 +178,7 @@ class ReviewApp:
             added = [Added(str(a["source"]), int(a["start"]), str(a["quote"]))
                      for a in given.added]
             label = answer(found, decision=given.decision, category=given.category,
-                           judged={i: cast(Any, j) for i, j in given.judged.items()
-                                   if j in ("confirmed", "rejected")},
-                           added=added, note=given.note,
+                           judged=given.judged, added=added, note=given.note,
                            reviewer=self.reviewer(request) or "?")
         except (ValidationError, AnswerError, KeyError, ValueError, TypeError) as exc:
             return JSONResponse({"error": _one_line(exc)}, 400)
