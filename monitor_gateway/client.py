@@ -23,6 +23,7 @@ The end is the high watermark of a fetch made from there (:func:`seek_to_end`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping
@@ -31,15 +32,17 @@ from typing import Any, TypeVar
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.client import AIOKafkaClient
 from aiokafka.errors import KafkaConnectionError
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .ingest import Rejection, parse_trajectory
-from .schema import DeadLetter, Trajectory, Verdict
+from .schema import DeadLetter, Label, Trajectory, Verdict
 from .settings import ENV_PREFIX, KafkaSettings, flag
 
 TrajectoryLike = Trajectory | Mapping[str, Any]  # what every function here takes
 M = TypeVar("M", Verdict, Verdict | DeadLetter | Trajectory)
 CONNECT_TIMEOUT = 5.0  # seconds for a broker to answer at all: a listener that is not Kafka
+
+Model = TypeVar("Model", bound=BaseModel)
 
 
 class TopicMissing(RuntimeError):
@@ -281,3 +284,56 @@ def read_trajectories(text: str, max_bytes: int) -> Iterator[tuple[int, Trajecto
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             yield number, parse_trajectory(line.encode(), max_bytes)
+
+
+def latest_labels(labels: Iterable[Label]) -> list[Label]:
+    """One label a (trajectory, monitor version): the latest given (a reviewer may correct
+    one); a label read twice (at-least-once delivery) counts once."""
+    chosen: dict[tuple[str, str], Label] = {}
+    for label in labels:
+        key = (label.trajectory_id, label.monitor.version)
+        if key not in chosen or label.labelled_at >= chosen[key].labelled_at:
+            chosen[key] = label
+    return list(chosen.values())
+
+
+async def read_labels(settings: KafkaSettings | None = None, idle: float = 1.0) -> list[Label]:
+    """Every label on the labels topic now, the latest of each (trajectory, monitor
+    version)."""
+    settings = settings or KafkaSettings()
+    return latest_labels(await read_topic(settings, settings.labels_topic, Label, idle))
+
+
+async def read_topic(settings: KafkaSettings, topic: str, model: type[Model],
+                     idle: float = 1.0) -> list[Model]:
+    """Every record of ``topic`` now that ``model`` reads (read without a group, from the
+    start to the high watermark the fetches report, never a single end-offset answer: see
+    the module's docstring); a record it cannot read is skipped."""
+    consumer = AIOKafkaConsumer(group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100,
+                                **settings.client_args())
+    await consumer.start()
+    try:
+        found = consumer.partitions_for_topic(topic)
+        if not found:
+            await consumer._client.force_metadata_update()
+            found = consumer.partitions_for_topic(topic)
+        if not found:
+            raise TopicMissing(f"no topic {topic} on {settings.kafka_bootstrap}")
+        assigned = [TopicPartition(topic, p) for p in sorted(found)]
+        consumer.assign(assigned)
+        await consumer.seek_to_beginning(*assigned)
+        read: list[Model] = []
+        deadline = time.monotonic() + idle
+        while time.monotonic() <= deadline:
+            batches = await consumer.getmany(timeout_ms=200)
+            for record in (r for records in batches.values() for r in records):
+                with contextlib.suppress(ValidationError):
+                    read.append(model.model_validate_json(record.value or b""))
+                deadline = time.monotonic() + idle
+            marks = [(tp, consumer.highwater(tp)) for tp in assigned]
+            if all([mark is not None and await consumer.position(tp) >= mark
+                    for tp, mark in marks]):
+                break
+        return read
+    finally:
+        await consumer.stop()

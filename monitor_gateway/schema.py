@@ -212,3 +212,61 @@ class DeadLetter(BaseModel):
     # extensions: a dead letter must fit the broker's message size, so a huge value is cut
     value_bytes: int | None = None  # always set by the gateway
     value_truncated: bool = False
+
+
+# --- review: requests for a reviewer's judgement, and the labels they give ---------------
+
+Decision = Literal["misbehavior", "benign"]
+SpanJudgement = Literal["confirmed", "rejected", "added"]
+
+
+class Sampling(BaseModel):
+    """How a verdict came to be picked for review: with what probability (what the
+    estimates weight a label by), in which stratum, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    probability: float = Field(gt=0.0, le=1.0)
+    stratum: str  # "flagged|unflagged/<category or none>/<score band>"
+    reason: Literal["stratified", "uncertainty"]
+
+
+class ReviewRequest(BaseModel):
+    """A verdict picked for review, with the trajectory it judged (``null`` when the
+    sampler could not read it from the input topic)."""
+
+    id: str  # "<trajectory id>@<monitor version>": consumers dedupe on it
+    verdict: Verdict
+    trajectory: Trajectory | None = None
+    sampling: Sampling
+    requested_at: Timestamp
+
+
+class ReviewedSpan(BaseModel):
+    """A quote the reviewer judged: one of the verdict's (``confirmed`` or ``rejected``)
+    or one they ``added``; offsets as in a verdict's evidence, ``text[start:end] ==
+    quote`` in ``source``."""
+
+    quote: str
+    source: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    judgement: SpanJudgement
+
+
+class Label(BaseModel):
+    """A reviewer's judgement of one verdict: the durable record every production figure
+    is computed from. The latest label of a (``trajectory_id``, ``monitor.version``) wins."""
+
+    trajectory_id: str
+    request_id: str
+    monitor: MonitorCard
+    verdict: Verdict  # the verdict judged
+    decision: Decision
+    category: Category | None = None
+    evidence: list[ReviewedSpan] = Field(default_factory=list)
+    note: str = ""
+    reviewer: str
+    labelled_at: Timestamp
+    inclusion_probability: float = Field(gt=0.0, le=1.0)
+    stratum: str

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, cast
 
 import tomli_w
 import typer
+from aiokafka.errors import KafkaConnectionError
 from rich.console import Console
 from rich.table import Table
 
@@ -28,6 +29,7 @@ from monitor_gateway.cli import (
     setup_logging,
     topics,
 )
+from monitor_gateway.client import TopicMissing, read_labels, read_topic
 from monitor_gateway.config import Calibration, Measured, MonitorConfig, Stage, load_config
 from monitor_gateway.embedded import (
     BrokerError,
@@ -42,16 +44,23 @@ from monitor_gateway.monitors.base import InlineMonitor
 from monitor_gateway.monitors.classifier import LinearModel
 from monitor_gateway.monitors.offline import OfflineMonitor, UnitModel
 from monitor_gateway.monitors.prompts import Budget, Template
-from monitor_gateway.schema import CATEGORIES, Category
+from monitor_gateway.schema import CATEGORIES, Category, Label, ReviewRequest, Trajectory
 from monitor_gateway.settings import GatewaySettings, KafkaSettings, SettingsError, load_settings
 
 from .builtin import DEFAULT_SEED, build
 from .builtin.gaming import verify_humaneval
-from .calibrate import calibrate, read_samples, too_few
+from .calibrate import calibrate, label_rows, read_samples, too_few
 from .client import Result
-from .dataset import DatasetError, Sample, parse_fields, write
-from .export import sft_example
-from .harness import run_canary, run_replay
+from .dataset import (
+    DatasetError,
+    Sample,
+    held_out_half,
+    parse_fields,
+    reviewed_samples,
+    write,
+)
+from .export import label_example, sft_example
+from .harness import run_as_production, run_canary, run_replay
 from .perturb import FAMILIES, TRAINED_ON, parse_families, perturbed
 from .plot import PlotUnavailable, plot_mr_far
 from .report import print_perturbations, print_report, write_samples
@@ -104,6 +113,9 @@ def replay(
     perturb: Annotated[str | None, typer.Option(
         help="also send each sample rewritten by these families (comma-separated, or 'all': "
              f"{', '.join(FAMILIES)}) and report each family's flipped verdicts")] = None,
+    as_production: Annotated[bool, typer.Option(
+        help="send without the label headers, as production traffic, and collect nothing "
+             "(the review loop's labels measure it: review --auto-from)")] = False,
 ) -> None:
     """Stream a benchmark through a running gateway and print MR/FAR."""
     try:
@@ -115,6 +127,9 @@ def replay(
         raise fail(str(exc)) from None
     if not samples:
         raise fail(f"{dataset}: no samples" + (f" in split {split!r}" if split else ""))
+    if as_production:
+        run(run_as_production(settings, samples, rate=rate, console=console))
+        return
     if canary:
         if not rate:
             raise fail("--canary needs --rate: a canary must not flood live traffic")
@@ -154,22 +169,34 @@ def _finish(report: dict[str, Any], results: list[Result], json_path: Path | Non
 
 
 def calibrate_command(
-    report: Annotated[Path, typer.Option(help="a replay report (its .samples.jsonl is read)")],
     max_far: Annotated[float, typer.Option(help="the false-alarm budget, e.g. 0.05")],
+    report: Annotated[Path | None, typer.Option(
+        help="a replay report (its .samples.jsonl is read)")] = None,
+    labels: Annotated[bool, typer.Option(
+        "--labels", help="calibrate on the production labels of the labels topic instead, "
+                         "each weighted by its inclusion probability")] = False,
+    bootstrap: Bootstrap = None,
     config: Annotated[Path, typer.Option(help=r"the monitor config to write \[thresholds] to")] =
         Path("monitor.toml"),
 ) -> None:
     """Pick thresholds (overall and per predicted category) that keep FAR within a budget."""
-    samples = report.with_suffix(".samples.jsonl")
     if not 0.0 < max_far < 1.0:
         raise fail(f"--max-far {max_far:g}: a false-alarm budget is between 0 and 1")
-    if not samples.exists():
-        raise fail(f"{samples}: missing; write it with 'replay --json {report}'")
+    if (report is None) == (not labels):
+        raise fail("calibrate needs one of --report PATH or --labels")
     try:
         current = load_config(str(config)) if config.exists() else MonitorConfig()
     except SettingsError as exc:
         raise fail(str(exc)) from None
-    rows = read_samples(samples)
+    if report is not None:
+        samples = report.with_suffix(".samples.jsonl")
+        if not samples.exists():
+            raise fail(f"{samples}: missing; write it with 'replay --json {report}'")
+        rows = read_samples(samples)
+    else:
+        rows = label_rows(run(_labels_topic(bootstrap))[0])
+        if not rows:
+            raise fail("no labels on the labels topic yet: review some verdicts first")
     chosen = calibrate(rows, max_far)
     table = Table(title=f"thresholds for FAR <= {max_far:g}, by predicted category")
     for column in ("", "threshold", "FAR", "MR", "benign", "misbehavior"):
@@ -183,14 +210,17 @@ def calibrate_command(
             console.print(f"[yellow]warning:[/yellow] {name}: a budget of {max_far:g} on "
                           f"{point.benign} benign samples allows {point.benign * max_far:.1f} "
                           "false alarms: the threshold rests on very few scores")
-    figures = json.loads(report.read_text())
-    overall = figures.get("overall", {})
     monitors = Counter((str(r.get("monitor")), str(r.get("monitor_version"))) for r in rows)
     monitor, version = monitors.most_common(1)[0][0]
+    update: dict[str, object] = {}
+    if report is not None:
+        figures = json.loads(report.read_text())
+        overall = figures.get("overall", {})
+        update["last_replay"] = Measured(dataset=str(figures.get("dataset", report)),
+                                         mr=overall.get("mr"), far=overall.get("far"))
     updated = current.model_copy(update={
+        **update,
         "thresholds": {name: point.threshold for name, point in chosen.items()},
-        "last_replay": Measured(dataset=str(figures.get("dataset", report)),
-                                mr=overall.get("mr"), far=overall.get("far")),
         "calibration": Calibration(
             monitor=monitor, version=version, max_far=max_far,
             benign={name: point.benign for name, point in chosen.items()},
@@ -199,15 +229,45 @@ def calibrate_command(
     console.print(f"thresholds written to {config}; serve with --monitor-config {config}")
 
 
+def _with_trajectories(labels: list[Label], requests: dict[str, ReviewRequest]
+                       ) -> list[tuple[Label, Trajectory]]:
+    """Each label with the trajectory its review request carried (one without cannot be
+    trained on)."""
+    return [(label, trajectory) for label in labels
+            if (request := requests.get(label.request_id)) is not None
+            and (trajectory := request.trajectory) is not None]
+
+
+async def _labels_topic(bootstrap: str | None, requests: bool = False
+                        ) -> tuple[list[Label], dict[str, ReviewRequest]]:
+    """The labels topic's labels (the latest of each) and, if asked, the review requests
+    by id (what carries the trajectories)."""
+    try:
+        settings = load_settings(KafkaSettings, {"kafka_bootstrap": bootstrap})
+        found = await read_labels(settings)
+        by_id = {r.id: r for r in await read_topic(settings, settings.review_topic,
+                                                   ReviewRequest)} if requests else {}
+    except (SettingsError, TopicMissing) as exc:
+        raise fail(str(exc)) from None
+    except KafkaConnectionError:
+        raise fail(settings.unreachable()) from None
+    return found, by_id
+
+
 dataset_app = typer.Typer(no_args_is_help=True, help="The synthetic (templated) benchmark.")
 export_app = typer.Typer(no_args_is_help=True, help="Training data for a fine-tuned monitor.")
 
 
 @export_app.command("sft")
 def export_sft(
-    dataset: Annotated[str, typer.Option(
-        help="a benchmark file, 'realistic' or 'synthetic'")],
     out: Annotated[Path, typer.Option(help="where the chat-format JSONL goes")],
+    dataset: Annotated[str | None, typer.Option(
+        help="a benchmark file, 'realistic' or 'synthetic'")] = None,
+    labels: Annotated[bool, typer.Option(
+        "--labels", help="also (or only) the reviewed production trajectories: the labels "
+                         "topic's labels, with the trajectories of their review requests")
+    ] = False,
+    bootstrap: Bootstrap = None,
     template: Annotated[str, typer.Option(help="direct or evidence: as the judge asks")] =
         "evidence",
     split: Annotated[str | None, typer.Option(help="only this split, e.g. train")] = None,
@@ -216,19 +276,28 @@ def export_sft(
     field: Annotated[list[str] | None, typer.Option(help="map a field: OURS=THEIRS")] = None,
 ) -> None:
     """Write {"messages": [system, user, assistant]} lines: the judge's exact prompt for each
-    sample and the reply it should give (with the gold evidence for 'evidence')."""
+    sample and the reply it should give (with the gold evidence for 'evidence'; for a
+    reviewed trajectory, the quotes the reviewer confirmed or added)."""
     if template not in ("direct", "evidence"):
         raise fail(f"--template {template!r}: direct or evidence")
+    if dataset is None and not labels:
+        raise fail("export sft needs --dataset, --labels or both")
     try:
-        samples = resolve(dataset, split, parse_fields(field or []))
+        samples = resolve(dataset, split, parse_fields(field or [])) if dataset else []
     except DatasetError as exc:
         raise fail(str(exc)) from None
+    chosen, budget = cast(Template, template), Budget(budget_chars)
+    examples = [sft_example(sample, chosen, budget) for sample in samples]
+    found, requests = run(_labels_topic(bootstrap, requests=True)) if labels else ([], {})
+    reviewed = _with_trajectories(found, requests)
+    examples += [label_example(label, trajectory, chosen, budget)
+                 for label, trajectory in reviewed]
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as lines:
-        for sample in samples:
-            example = sft_example(sample, cast(Template, template), Budget(budget_chars))
+        for example in examples:
             lines.write(json.dumps(example, ensure_ascii=False) + "\n")
-    console.print(f"{len(samples)} examples ({template} template) written to {out}")
+    console.print(f"{len(examples)} examples ({template} template"
+                  + (f", {len(reviewed)} reviewed" if labels else "") + f") written to {out}")
 
 
 @dataset_app.command("build")
@@ -269,8 +338,15 @@ def train_command(
     category: Annotated[list[str] | None, typer.Option(
         help="train on these categories only (repeatable)")] = None,
     field: Annotated[list[str] | None, typer.Option(help="map a field: OURS=THEIRS")] = None,
+    labels: Annotated[bool, typer.Option(
+        "--labels", help="with --kind offline: add half of the deployment's reviewed "
+                         "trajectories (the labels topic) to training and report the model "
+                         "before and after on the other half")] = False,
+    bootstrap: Bootstrap = None,
 ) -> None:
     """Train an offline model; report its test-split MR/FAR."""
+    if labels and kind != "offline":
+        raise fail("--labels retrains the offline monitor: use it with --kind offline")
     dataset = dataset or ("synthetic" if kind == "classifier" else "realistic")
     out = out or Path(f"out/{kind}.{'toml' if kind == 'cascade' else 'json'}")
     try:
@@ -282,9 +358,12 @@ def train_command(
             _print_points(operating_points(samples))
             return
         model: LinearModel | UnitModel
-        if kind == "offline":
-            model = fit_offline(samples)
+        if kind == "offline" and labels:
+            model = _retrain_on_labels(samples, bootstrap)
             monitor: InlineMonitor = OfflineMonitor(model)
+        elif kind == "offline":
+            model = fit_offline(samples)
+            monitor = OfflineMonitor(model)
         else:
             model = fit(samples, [c for c in CATEGORIES if c in (category or [])],
                         source=name_of(dataset))
@@ -302,6 +381,29 @@ def train_command(
             table.add_row(name, _fmt(c.mr), _fmt(c.far), str(c.tp), str(c.fn), str(c.fp),
                           str(c.tn))
         console.print(table)
+
+
+def _retrain_on_labels(realistic: list[Sample], bootstrap: str | None) -> UnitModel:
+    """The offline model trained with half the reviewed trajectories added; prints it and
+    the model without them on the other half."""
+    found, requests = run(_labels_topic(bootstrap, requests=True))
+    reviewed = reviewed_samples(_with_trajectories(found, requests))
+    held_out = [s for s in reviewed if held_out_half(s)]
+    if not held_out or len(held_out) == len(reviewed):
+        raise fail(f"{len(reviewed)} reviewed trajectories with their text: too few to train "
+                   "on half and test on the other")
+    before = fit_offline(realistic)
+    after = fit_offline(realistic, [s for s in reviewed if not held_out_half(s)])
+    table = Table(title=f"offline monitor on {len(held_out)} held-out reviewed trajectories "
+                        "(as sampled, unweighted)")
+    for column in ("", "MR", "FAR", "TP", "FN", "FP", "TN"):
+        table.add_column(column, justify="right" if column else "left")
+    for name, model in (("before", before), ("after", after)):
+        c = evaluate(OfflineMonitor(model), held_out)["overall"]
+        table.add_row(name, _fmt(c.mr), _fmt(c.far), str(c.tp), str(c.fn), str(c.fp),
+                      str(c.tn))
+    console.print(table)
+    return after
 
 
 def _write_cascade(scored: list[tuple[bool, float]], out: Path) -> None:

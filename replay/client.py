@@ -46,12 +46,16 @@ def pair_order(samples: Sequence[Sample], seed: int | None = None) -> list[Sampl
 
 class Replay:
     """One replay run: open the verdict topic at its end, send, then wait for verdicts.
-    A canary (``verdicts=False``) only sends: its figures are the gateway's live metrics."""
+    A canary (``verdicts=False``) only sends: its figures are the gateway's live metrics.
+    Unlabelled (``labelled=False``, ``replay --as-production``), it sends no replay
+    headers: the gateway and the review loop take it for production traffic."""
 
-    def __init__(self, settings: KafkaSettings, run_id: str, verdicts: bool = True) -> None:
+    def __init__(self, settings: KafkaSettings, run_id: str, verdicts: bool = True,
+                 labelled: bool = True) -> None:
         self.settings = settings
         self.run_id = run_id
         self._verdicts = verdicts
+        self._labelled = labelled  # False: sent as production traffic, without headers
         self.sent_at: dict[str, float] = {}
         self.results: dict[str, Result] = {}
         self._samples: dict[str, Sample] = {}
@@ -86,8 +90,8 @@ class Replay:
                 (REPLAY_RUN, self.run_id.encode()),
                 (REPLAY_LABEL, sample.label.encode()),
                 (REPLAY_CATEGORY, sample.category.encode()),
-            ]
-            if sample.pair_id is not None:
+            ] if self._labelled else []
+            if sample.pair_id is not None and self._labelled:
                 headers.append((REPLAY_PAIR, sample.pair_id.encode()))
             self.sent_at[sample.id] = time.monotonic()
             future = await self._producer.send(

@@ -8,14 +8,24 @@ gold evidence: the spans that show it, grounded here with exact offsets.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from monitor_gateway.schema import Category, ReplayLabel, Step, TaskType, Trajectory
+from monitor_gateway.schema import (
+    CATEGORIES,
+    Category,
+    Label,
+    ReplayLabel,
+    Step,
+    TaskType,
+    Trajectory,
+)
 
 
 class DatasetError(ValueError):
@@ -172,3 +182,23 @@ def check_pairs(samples: list[Sample], name: str) -> None:
                                f"benign sample, has {labels}")
         if members[0].request != members[1].request:
             raise DatasetError(f"{name}: pair {pair_id!r} has two different requests")
+
+
+def reviewed_samples(reviewed: Iterable[tuple[Label, Trajectory]]) -> list[Sample]:
+    """Reviewed production trajectories as samples: the reviewer's decision and category,
+    the quotes they confirmed or added as gold evidence. A benign one without a category
+    takes the verdict's, else the first: training reads the category of misbehavior only."""
+    return [Sample(id=label.trajectory_id, label=label.decision,
+                   category=label.category or label.verdict.category or CATEGORIES[0],
+                   task_type=trajectory.task_type, request=trajectory.request,
+                   response=trajectory.response, steps=list(trajectory.steps),
+                   source=f"production/{label.monitor.version}",
+                   gold_evidence=[GoldSpan(quote=span.quote, source=span.source,
+                                           start=span.start, end=span.end)
+                                  for span in label.evidence if span.judgement != "rejected"])
+            for label, trajectory in reviewed]
+
+
+def held_out_half(sample: Sample) -> bool:
+    """Whether a reviewed sample is held out from training (half of them, fixed by id)."""
+    return hashlib.sha256(sample.id.encode()).digest()[0] % 2 == 1

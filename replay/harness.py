@@ -68,3 +68,15 @@ async def run_canary(settings: KafkaSettings, samples: Sequence[Sample], *, rate
             console.print(f"canary {run_id}: {sent} sent")
             if not loop:
                 return sent
+
+
+async def run_as_production(settings: KafkaSettings, samples: Sequence[Sample], *,
+                            rate: float | None, console: Console) -> int:
+    """Send the samples as production traffic (no replay headers, so no label reaches the
+    gateway): the review loop's labels are then the only truth about them."""
+    async with Replay(settings, f"production-{uuid.uuid4().hex[:12]}", verdicts=False,
+                      labelled=False) as replay:
+        await replay.send(pair_order(samples), rate)
+    console.print(f"{len(samples)} samples sent as production traffic to "
+                  f"{settings.input_topic}", highlight=False)
+    return len(samples)

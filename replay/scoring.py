@@ -176,11 +176,18 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None
     normal approximation."""
     if n == 0:
         return None
-    p = successes / n
+    return wilson_share(successes / n, n, z)
+
+
+def wilson_share(p: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """The Wilson interval around a share ``p`` of ``n`` (> 0) samples; ``n`` may be an
+    effective sample size, as a weighted estimate has."""
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at 0 and 1 the bound is the share itself, exactly (not a rounding error away)
+    return (0.0 if p == 0.0 else max(0.0, centre - half),
+            1.0 if p == 1.0 else min(1.0, centre + half))
 
 
 def percentile(values: list[float], q: float) -> float | None:

@@ -18,6 +18,9 @@ from prometheus_client import CollectorRegistry
 from monitor_gateway.gateway import Gateway
 from monitor_gateway.monitors import RulesMonitor
 from monitor_gateway.settings import GatewaySettings
+from review.metrics import ProductionCollector
+from review.queue import ReviewQueue
+from review.settings import ReviewSettings
 
 DASHBOARDS = ROOT / "dashboards"
 RULES = DASHBOARDS / "monitor-gateway.rules.yml"
@@ -45,10 +48,12 @@ def test_rules_are_valid_and_their_unit_tests_pass() -> None:
 
 
 async def exported_names() -> set[str]:
-    """Every sample name a gateway's /metrics can show, from its real registry."""
+    """Every sample name a gateway's /metrics can show, from its real registry, and the
+    review service's production estimates."""
     registry = CollectorRegistry()
     gateway = Gateway(GatewaySettings(), RulesMonitor(), registry)
     await gateway.publisher.stop()  # never started: nothing is sent
+    registry.register(ProductionCollector(ReviewQueue(ReviewSettings())))
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_count", "_sum"),
                 "gauge": ("",), "summary": ("_count", "_sum")}
     return {family.name + suffix for family in registry.collect()

@@ -52,5 +52,7 @@ def test_the_final_image_is_slim_non_root_and_serves_by_default() -> None:
 
 
 def test_the_image_leaves_the_benchmark_layers_dependencies_out() -> None:
+    """... and carries the review layer: its package and its extra."""
     [install] = [line for line in DOCKERFILE.splitlines() if "pip install" in line]
-    assert "[llm,otel]" in install and "bench" not in install
+    assert "[llm,otel,review]" in install and "bench" not in install
+    assert "COPY review ./review" in DOCKERFILE

