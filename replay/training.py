@@ -176,7 +176,7 @@ def fit_offline(realistic: Sequence[Sample], reviewed: Sequence[Sample] = ()) ->
     model = dataclasses.replace(
         weights, scale=scale, shift=shift - _logit(OFFLINE_OPERATING_POINT),
         meta=weights.meta | {"trained_on": trained_on, "version": _digest(
-            weights.meta["version"], scale, shift, OFFLINE_OPERATING_POINT, _code_digest())})
+            weights.meta["version"], OFFLINE_OPERATING_POINT, _code_digest())})
     test = [s for s in realistic if s.split == "test"]
     if test:
         overall = evaluate(OfflineMonitor(model), test)["overall"]

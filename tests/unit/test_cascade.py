@@ -2,6 +2,7 @@
 
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,12 @@ def test_the_default_cascade_band_is_what_held_out_dev_scores_give(tmp_path: Pat
     written = tmp_path / "cascade.toml"
     result = CliRunner().invoke(app, ["train", "--kind", "cascade", "--out", str(written)])
     assert result.exit_code == 0, result.output
-    assert written.read_text() == DEFAULT.read_text()
+    # the same band, to the last digits a fresh machine's numerical libraries agree on
+    ours, shipped = (tomllib.loads(path.read_text()) for path in (written, DEFAULT))
+    assert ours == {"stage": [{**stage, "low": pytest.approx(stage["low"], abs=1e-9),
+                               "high": pytest.approx(stage["high"], abs=1e-9)}
+                              for stage in shipped["stage"]]}
+    assert written.read_text().split("stage =")[0] == DEFAULT.read_text().split("stage =")[0]
     # within the bounds on what it decides: FAR at most 0.02, MR at most 0.15
     # ("-": it decides no sample of that kind)
     stated = re.search(r"with FAR ([\d.]+|-) and MR ([\d.]+|-)", DEFAULT.read_text())
