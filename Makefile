@@ -9,8 +9,12 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 # what the tests need besides: linters, pytest, and a real OpenAI-compatible server
-# (llama-cpp-python compiles for several minutes the first time; pip caches the wheel)
+# (llama-cpp-python compiles for several minutes in every new virtualenv). llama.cpp is
+# built for the instructions any x86-64 machine here runs, never from a cached native
+# build: one made for this CPU's AMX tiles died with an invalid opcode on its first reply,
+# since the virtual machine's kernel does not enable them
 $(BIN)/.installed-dev: $(BIN)/.installed
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install -q --no-cache-dir 'llama-cpp-python[server]>=0.3'
 	$(BIN)/pip install -q -e '.[dev,bench,llm,llm-test,otel,openai-agents,langchain,review]'
 	touch $@
 
