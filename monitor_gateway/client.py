@@ -304,6 +304,18 @@ async def read_labels(settings: KafkaSettings | None = None, idle: float = 1.0) 
     return latest_labels(await read_topic(settings, settings.labels_topic, Label, idle))
 
 
+async def partitions(consumer: AIOKafkaConsumer, topic: str, bootstrap: str
+                     ) -> list[TopicPartition]:
+    """Every partition of ``topic``; a missing topic is one line naming it."""
+    found = consumer.partitions_for_topic(topic)
+    if not found:
+        await consumer._client.force_metadata_update()
+        found = consumer.partitions_for_topic(topic)
+    if not found:
+        raise TopicMissing(f"no topic {topic} on {bootstrap}")
+    return [TopicPartition(topic, p) for p in sorted(found)]
+
+
 async def read_topic(settings: KafkaSettings, topic: str, model: type[Model],
                      idle: float = 1.0) -> list[Model]:
     """Every record of ``topic`` now that ``model`` reads (read without a group, from the
@@ -313,13 +325,7 @@ async def read_topic(settings: KafkaSettings, topic: str, model: type[Model],
                                 **settings.client_args())
     await consumer.start()
     try:
-        found = consumer.partitions_for_topic(topic)
-        if not found:
-            await consumer._client.force_metadata_update()
-            found = consumer.partitions_for_topic(topic)
-        if not found:
-            raise TopicMissing(f"no topic {topic} on {settings.kafka_bootstrap}")
-        assigned = [TopicPartition(topic, p) for p in sorted(found)]
+        assigned = await partitions(consumer, topic, settings.kafka_bootstrap)
         consumer.assign(assigned)
         await consumer.seek_to_beginning(*assigned)
         read: list[Model] = []

@@ -11,11 +11,10 @@ from collections.abc import Iterable
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from pydantic import ValidationError
 
-from monitor_gateway.client import latest_labels
+from monitor_gateway.client import latest_labels, partitions
 from monitor_gateway.schema import Label, ReviewRequest
 
 from .estimate import Estimate, Group, by_group, labelled
-from .sampler import partitions
 from .settings import ReviewSettings
 
 

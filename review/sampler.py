@@ -15,7 +15,7 @@ from collections import OrderedDict
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
-from monitor_gateway.client import TopicMissing
+from monitor_gateway.client import partitions
 from monitor_gateway.schema import ReviewRequest, Trajectory, Verdict, utcnow
 
 from .sampling import Design, pick
@@ -23,18 +23,6 @@ from .settings import ReviewSettings
 
 log = logging.getLogger("review.sampler")
 TRAJECTORIES_KEPT = 100_000  # the input topic's latest trajectories, by id
-
-
-async def partitions(consumer: AIOKafkaConsumer, topic: str, bootstrap: str
-                     ) -> list[TopicPartition]:
-    """Every partition of ``topic``; a missing topic is one line naming it."""
-    found = consumer.partitions_for_topic(topic)
-    if not found:
-        await consumer._client.force_metadata_update()
-        found = consumer.partitions_for_topic(topic)
-    if not found:
-        raise TopicMissing(f"no topic {topic} on {bootstrap}")
-    return [TopicPartition(topic, p) for p in sorted(found)]
 
 
 class TrajectoryIndex:
