@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -316,18 +316,31 @@ async def partitions(consumer: AIOKafkaConsumer, topic: str, bootstrap: str
     return [TopicPartition(topic, p) for p in sorted(found)]
 
 
+async def from_start(settings: KafkaSettings, topics: Sequence[str]) -> AIOKafkaConsumer:
+    """A started consumer without a group, assigned every partition of ``topics`` at its
+    first record. The caller stops it."""
+    consumer = AIOKafkaConsumer(group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100,
+                                **settings.client_args())
+    await consumer.start()
+    try:
+        assigned = [tp for topic in topics
+                    for tp in await partitions(consumer, topic, settings.kafka_bootstrap)]
+        consumer.assign(assigned)
+        await consumer.seek_to_beginning(*assigned)
+    except BaseException:
+        await consumer.stop()
+        raise
+    return consumer
+
+
 async def read_topic(settings: KafkaSettings, topic: str, model: type[Model],
                      idle: float = 1.0) -> list[Model]:
     """Every record of ``topic`` now that ``model`` reads (read without a group, from the
     start to the high watermark the fetches report, never a single end-offset answer: see
     the module's docstring); a record it cannot read is skipped."""
-    consumer = AIOKafkaConsumer(group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100,
-                                **settings.client_args())
-    await consumer.start()
+    consumer = await from_start(settings, [topic])
+    assigned = list(consumer.assignment())
     try:
-        assigned = await partitions(consumer, topic, settings.kafka_bootstrap)
-        consumer.assign(assigned)
-        await consumer.seek_to_beginning(*assigned)
         read: list[Model] = []
         deadline = time.monotonic() + idle
         while time.monotonic() <= deadline:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from pydantic import ValidationError
 
-from monitor_gateway.client import latest_labels, partitions
+from monitor_gateway.client import from_start, latest_labels
 from monitor_gateway.schema import Label, ReviewRequest
 
 from .estimate import Estimate, Group, by_group, labelled
@@ -32,14 +32,8 @@ class ReviewQueue:
         args = self.settings.client_args()
         self._producer = AIOKafkaProducer(acks="all", linger_ms=0, **args)
         await self._producer.start()
-        self._consumer = AIOKafkaConsumer(group_id=None, enable_auto_commit=False,
-                                          fetch_max_wait_ms=100, **args)
-        await self._consumer.start()
-        assigned = [tp for topic in (self.settings.review_topic, self.settings.labels_topic)
-                    for tp in await partitions(self._consumer, topic,
-                                               self.settings.kafka_bootstrap)]
-        self._consumer.assign(assigned)
-        await self._consumer.seek_to_beginning(*assigned)
+        self._consumer = await from_start(
+            self.settings, [self.settings.review_topic, self.settings.labels_topic])
         self._task = asyncio.create_task(self._follow())
 
     async def stop(self) -> None:

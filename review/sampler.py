@@ -15,7 +15,7 @@ from collections import OrderedDict
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
-from monitor_gateway.client import partitions
+from monitor_gateway.client import from_start
 from monitor_gateway.schema import ReviewRequest, Trajectory, Verdict, utcnow
 
 from .sampling import Design, pick
@@ -38,13 +38,7 @@ class TrajectoryIndex:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self._consumer = AIOKafkaConsumer(group_id=None, enable_auto_commit=False,
-                                          fetch_max_wait_ms=100, **self.settings.client_args())
-        await self._consumer.start()
-        assigned = await partitions(self._consumer, self.settings.input_topic,
-                                    self.settings.kafka_bootstrap)
-        self._consumer.assign(assigned)
-        await self._consumer.seek_to_beginning(*assigned)
+        self._consumer = await from_start(self.settings, [self.settings.input_topic])
         self._task = asyncio.create_task(self._follow())
 
     async def stop(self) -> None:
