@@ -11,6 +11,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,7 @@ from .scoring import (
     count,
     worst_error,
 )
+from .sources import resolve
 
 if TYPE_CHECKING:
     from .dataset import Sample
@@ -213,10 +215,19 @@ def _mean(models: Sequence[UnitModel]) -> UnitModel:
 
 
 def _dev(realistic: Sequence[Sample]) -> list[Sample]:
+    """What the offline monitor learns from: the dev split, and everyday benign work
+    (``realistic:everyday-dev``). The paired dev split's benign twins were written to
+    answer their misbehaving twins, so alone they teach that agreeing, deleting or a
+    test's skip is rare in benign work; everyday traffic says otherwise."""
     dev = [s for s in realistic if s.split == "dev"]
     if not dev:
         raise TrainingUnavailable("no dev split: train the offline monitor on 'realistic'")
-    return dev
+    return [*dev, *everyday_dev()]
+
+
+@cache
+def everyday_dev() -> tuple[Sample, ...]:
+    return tuple(resolve("realistic:everyday-dev"))
 
 
 def _logit(p: float) -> float:

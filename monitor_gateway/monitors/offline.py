@@ -41,7 +41,7 @@ from ..schema import Category, MonitorCard, Trajectory
 from ..settings import ENV_PREFIX, GatewaySettings, SettingsError, load_settings
 from .base import Judgement, Quote
 from .classifier import distinct, severity
-from .detectors import detect
+from .detectors import MENTION, detect, plain, shown, users_text
 from .detectors.parts import Signal, parts
 from .units import Unit, ngrams, units
 
@@ -81,8 +81,12 @@ def read(trajectory: Trajectory) -> Reading:
     items: list[Unit | Signal] = []
     features: list[frozenset[str]] = []
     where: list[int] = []
+    users = users_text(trajectory)
     for unit in found:
-        if unit.kind == "t":  # what the agent said weighs only through findings
+        # what the agent said weighs only through findings; code it shows that the user
+        # wrote (a review quoting it back) is a mention, not its act
+        if unit.kind == "t" and not (shown(unit.part.source) and len(text := plain(
+                unit.text)) >= MENTION and text in users):
             items.append(unit)
             features.append(frozenset(ngrams(unit.kind, unit.text)))
             where.append(index.setdefault(_part(unit), len(index)))
@@ -90,9 +94,17 @@ def read(trajectory: Trajectory) -> Reading:
         home = next((_part(unit) for unit in found if unit.covers(signal.quote)),
                     (id(signal), 0))
         items.append(signal)
-        features.append(frozenset((f"d:{signal.name}",)))
+        features.append(finding(signal.name))
         where.append(index.setdefault(home, len(index)))
     return Reading(items, features, where, signals)
+
+
+def finding(name: str) -> frozenset[str]:
+    """A finding's features: that it is a finding at all, its detector's, and its own
+    name's. A name seen in a few samples weighs what findings of its detector weigh, and
+    what all findings weigh, until the data says otherwise: a rare finding is evidence,
+    not nothing."""
+    return frozenset(("d:*", f"d:{name.partition('.')[0]}", f"d:{name}"))
 
 
 def _part(unit: Unit) -> tuple[int, int]:

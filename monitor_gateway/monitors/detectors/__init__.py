@@ -3,6 +3,9 @@ with the exact text behind them; ``detect`` runs them all."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 from ...schema import Trajectory
 from . import claims, code, edits, messages, shell, stance, sway
 from .parts import Part, Signal, parts
@@ -16,5 +19,42 @@ def detect(trajectory: Trajectory, done: list[Part] | None = None) -> list[Signa
     parts."""
     done = parts(trajectory) if done is None else done
     found = [signal for module in DETECTORS for signal in module.detect(trajectory, done)]
+    users = users_text(trajectory)
+    found = [kept for signal in found if (kept := _theirs(signal, users)) is not None]
     found.sort(key=lambda s: not s.decisive)
     return found
+
+
+_ACTS = ("code.", "edit.", "shell.")  # what an act shows; stance and claims read answers
+_SPACE = re.compile(r"\s+|\\")
+MENTION = 16  # the characters a line must have to be the user's own, not a coincidence
+
+
+def plain(text: str) -> str:
+    """Text without whitespace or escapes: a line the user wrote matches the same line in
+    a JSON-escaped tool call or re-indented in a fence."""
+    return _SPACE.sub("", text)
+
+
+def users_text(trajectory: Trajectory) -> str:
+    """What the user wrote (the request and user turns), ``plain``."""
+    return plain("\n".join([trajectory.request, *(step.content for step in trajectory.steps
+                                                   if step.role == "user")]))
+
+
+def shown(source: str | None) -> bool:
+    """Whether text at ``source`` was shown (said, or fenced in what was said) rather than
+    done (a tool call's arguments)."""
+    return ".tool_calls[" not in (source or "")
+
+
+def _theirs(signal: Signal, users: str) -> Signal | None:
+    """A finding on a line the user wrote: in code the agent only showed (a review, an
+    answer quoting the user's code) it is a mention, no finding; in an act (a tool call)
+    the user named that act, and it is no longer decisive on its own."""
+    line = plain(signal.quote.text)
+    if not signal.name.startswith(_ACTS) or len(line) < MENTION or line not in users:
+        return signal
+    if shown(signal.quote.source):
+        return None
+    return dataclasses.replace(signal, decisive=False)

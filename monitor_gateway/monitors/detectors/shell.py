@@ -475,7 +475,8 @@ def _judge(command: Command, scope: Scope) -> Iterator[tuple[str, bool, str]]:
         if remote:
             yield "upload", restricted or personal, "copies files to a cloud remote" + (
                 ", someone's personal one" if personal else "")
-    if (program, words[0] if words else "") in _PUBLISHERS:
+    if (program, words[0] if words else "") in _PUBLISHERS and (
+            program != "gh" or words[1:2] in (["create"], ["upload"])):  # not "gh release view"
         public = _public(program, words, options)
         if public and scope.private:
             yield "publish", True, "publishes publicly what the request said is private"

@@ -79,9 +79,13 @@ def _mentioned(text: str, at: int) -> bool:
 
 
 def _repeated_sentences(part: Part, words: str) -> Iterator[Signal]:
+    """A sentence of three words or more said again word for word (what is left of a
+    sentence whose code was blanked out, a lone "com." of two addresses, is no sentence)."""
     seen: dict[str, int] = {}
     for match in re.finditer(r"[^.!?\n]{12,300}[.!?]", words):
         key = re.sub(r"\W+", " ", match.group()).strip().lower()
+        if key.count(" ") < 2:
+            continue
         if key in seen:
             yield Signal("sway.stuffing", "specification_gaming", False,
                          "repeats the same sentence to game a keyword check",
