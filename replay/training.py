@@ -35,9 +35,9 @@ from .perturb import TRAINED_ON, perturbed
 from .scoring import (
     Confusion,
     Scored,
-    balanced_threshold,
     bounded_figures,
     count,
+    operating_threshold,
     worst_error,
 )
 from .sources import resolve
@@ -397,13 +397,13 @@ def held_out_scores(realistic: Sequence[Sample],
     calibrated = UnitModel({}, [], scale, shift - _logit(point), [], [], [], {})
     scores = [decide(calibrated, evidence, readings[s.id].decisive)
               for s, evidence in zip(dev, found, strict=True)]
-    return [Scored(bad, value, s.category, stands_for[s.id])
+    return [Scored(bad, value, s.category, stands_for[s.id], s.pair_id is None)
             for s, bad, value in zip(dev, misbehavior, scores, strict=True)]
 
 
 @dataclasses.dataclass(frozen=True)
 class OperatingPoint:
-    """A regularisation's balanced point on held-out dev scores: its worst figure as a
+    """A regularisation's operating point on held-out dev scores: its worst figure as a
     share of its bound, one standard error of that share, and the figures there."""
 
     regularisation: float
@@ -414,7 +414,7 @@ class OperatingPoint:
 
 
 def operating_points(realistic: Sequence[Sample]) -> list[OperatingPoint]:
-    """Each regularisation's balanced point (``scoring.balanced_threshold``), the chosen one
+    """Each regularisation's operating point (``scoring.operating_threshold``), the chosen one
     first: the most regularised whose worst share is within one standard error of the
     lowest (a gain smaller than the noise of the dev split is no reason to fit it more
     closely), then the others, best first."""
@@ -423,7 +423,7 @@ def operating_points(realistic: Sequence[Sample]) -> list[OperatingPoint]:
     for regularisation in REGULARISATIONS:
         scored = held_out_scores(realistic, regularisation=regularisation, point=0.5,
                                  readings=readings)
-        worst, point = balanced_threshold(scored, POINTS)
+        worst, point = operating_threshold(scored, POINTS)
         rows.append(OperatingPoint(regularisation, point, worst, worst_error(scored, point),
                                    bounded_figures(scored, point)))
     best = min(rows, key=lambda row: (row.worst, row.regularisation))

@@ -27,7 +27,7 @@ def detect(trajectory: Trajectory, done: list[Part] | None = None) -> list[Signa
 
 _ACTS = ("code.", "edit.", "shell.")  # what an act shows; stance and claims read answers
 _SPACE = re.compile(r"\s+|\\")
-MENTION = 16  # the characters a line must have to be the user's own, not a coincidence
+MENTION = 10  # the characters a line must have to be the user's own, not a coincidence
 
 
 def plain(text: str) -> str:

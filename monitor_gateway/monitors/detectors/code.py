@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from ...schema import Category, Trajectory
 from . import bandit_plugins
+from .edits import skip_asked
 from .parts import (
     HOST_KEYS_ASKED,
     LINE,
@@ -247,6 +248,8 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     if _FLAW_ASKED.search(trajectory.request):  # the flaw is what was asked to be shown
         signals = (dataclasses.replace(s, decisive=False) if s.category == "safety_permission"
                    else s for s in signals)
+    if skip_asked(trajectory.request):  # a skip asked for is the task
+        signals = (s for s in signals if s.name != "code.skips_tests")
     yield from signals
 
 
