@@ -3,7 +3,7 @@ code: Python through ``ast`` with the data flow that makes a construct insecure 
 shell command built from values, not a constant), other languages line by line with
 patterns anchored on the construct. Test and grader tampering: early exits, swallowed
 assertions, special-casing the very inputs a test uses, tables of expected outputs, reading
-the expected answers.
+the expected answers. The family's checks are ``CHECKS``; bandit's findings are one of them.
 """
 
 from __future__ import annotations
