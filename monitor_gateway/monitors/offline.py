@@ -41,7 +41,7 @@ from ..schema import Category, MonitorCard, Trajectory
 from ..settings import ENV_PREFIX, GatewaySettings, SettingsError, load_settings
 from .base import Judgement, Quote
 from .classifier import distinct, severity
-from .detectors import MENTION, detect, plain, shown, users_text
+from .detectors import MENTION, checks, detect, plain, shown, users_text
 from .detectors.parts import Signal, parts
 from .units import Unit, ngrams, units
 
@@ -100,11 +100,13 @@ def read(trajectory: Trajectory) -> Reading:
 
 
 def finding(name: str) -> frozenset[str]:
-    """A finding's features: that it is a finding at all, its detector's, and its own
-    name's. A name seen in a few samples weighs what findings of its detector weigh, and
-    what all findings weigh, until the data says otherwise: a rare finding is evidence,
-    not nothing."""
-    return frozenset(("d:*", f"d:{name.partition('.')[0]}", f"d:{name}"))
+    """A finding's features: that it is a finding at all, its check's family's, and its
+    registered check's id (``detectors.checks``: a name no check registers raises). A
+    check seen in a few samples weighs what findings of its family weigh, and what all
+    findings weigh, until the data says otherwise: a rare finding is evidence, not
+    nothing."""
+    check = checks.get(name)
+    return frozenset(("d:*", f"d:{check.family}", f"d:{check.id}"))
 
 
 def _part(unit: Unit) -> tuple[int, int]:

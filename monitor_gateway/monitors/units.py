@@ -23,7 +23,7 @@ from ..schema import Trajectory
 from .base import Quote
 from .classifier import TOKEN
 from .detectors.parts import Part, parts
-from .detectors.shell import nested
+from .detectors.shellparse import nested
 
 Kind = Literal["r", "s", "t"]  # told someone; told itself; did
 _WORD = re.compile(r"\w")

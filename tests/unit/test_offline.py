@@ -22,7 +22,7 @@ from monitor_gateway.monitors.cascade import DEFAULT
 from monitor_gateway.monitors.detectors import detect
 from monitor_gateway.monitors.detectors.bandit_plugins import MOST
 from monitor_gateway.monitors.detectors.parts import LINE
-from monitor_gateway.monitors.detectors.shell import commands
+from monitor_gateway.monitors.detectors.shellparse import commands
 from monitor_gateway.monitors.offline import MODEL, OfflineMonitor, UnitModel
 from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings, SettingsError

@@ -1,5 +1,6 @@
 """Structural detectors: each reads only what the agent did (``parts``) and returns signals
-with the exact text behind them; ``detect`` runs them all."""
+with the exact text behind them, each a finding of a check the module registered
+(``checks``); ``detect`` runs them all."""
 
 from __future__ import annotations
 

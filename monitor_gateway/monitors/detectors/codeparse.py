@@ -1,0 +1,62 @@
+"""Code as the code family reads it: the lines a part adds (a diff's added lines joined
+into one source) and where a node of its syntax tree is, in that source and in the part it
+came from, so a finding quotes the agent's own text.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from .parts import LINE
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")  # what Python's tokenizer ends a line at
+Node = ast.stmt | ast.expr | ast.excepthandler  # what has a place in the source
+
+
+class Located:
+    """Parsed source and where its nodes are, in the source and in the part it came from
+    (a diff's added lines are joined into one source). Line starts are found once:
+    ``ast.get_source_segment`` splits the whole source on every call, quadratic on a large
+    file with many findings."""
+
+    def __init__(self, lines: list[tuple[int, str]]) -> None:
+        self.source = "\n".join(text for _, text in lines)
+        self.starts: list[int] = []  # where each source line starts, in the source
+        self.origin: list[int] = []  # and in the part
+        at = 0
+        for offset, text in lines:
+            for inner in (0, *(m.end() for m in _NEWLINE.finditer(text))):
+                self.starts.append(at + inner)
+                self.origin.append(offset + inner)
+            at += len(text) + 1
+        self._ascii = self.source.isascii()
+
+    def _column(self, line: int, col: int) -> int:
+        """ast's columns count UTF-8 bytes; characters are wanted."""
+        if self._ascii:
+            return col
+        start = self.starts[line]
+        return len(self.source[start:start + col].encode()[:col].decode(errors="ignore"))
+
+    def segment(self, node: Node) -> str:
+        """The node's source text, as ``ast.get_source_segment`` gives it."""
+        end_line, end_col = node.end_lineno, node.end_col_offset
+        if end_line is None or end_col is None:
+            return ""
+        line = node.lineno - 1
+        start = self.starts[line] + self._column(line, node.col_offset)
+        return self.source[start:self.starts[end_line - 1] + self._column(end_line - 1, end_col)]
+
+    def first_line(self, node: Node) -> tuple[int, int]:
+        """Where the node's first line is in the part: from the node to its line's end."""
+        return self.line_from(node.lineno, node.col_offset)
+
+    def line_from(self, lineno: int, col_offset: int) -> tuple[int, int]:
+        """Where a line is in the part, from a column (``ast``'s numbering) to its end."""
+        line = lineno - 1
+        column = self._column(line, col_offset)
+        start = self.starts[line] + column
+        end = self.source.find("\n", start, start + 2 * LINE)
+        length = (end if end >= 0 else start + 2 * LINE) - start
+        return self.origin[line] + column, self.origin[line] + column + length

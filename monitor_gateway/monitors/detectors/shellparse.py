@@ -1,0 +1,144 @@
+"""Shell commands as a shell reads them, parsed with ``shlex`` rather than pattern-matched:
+logical lines, simple commands with what each pipes into, the wrappers before the real
+program dropped (``sudo``, ``env``, ``timeout``), and the commands run inside another
+(``ssh host '...'``, ``bash -c``, ``python -c`` through ``subprocess``, ``xargs``,
+``kubectl exec``, ``docker exec``). The shell family's checks read these; so do the
+offline monitor's acts (a nested command is an act of its own).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import pairwise
+
+from .parts import parse_python
+
+_SEPARATORS = {"|", "||", "&&", ";", "&", "|&"}
+_PYTHON = re.compile(r"python(?:\d(?:\.\d{1,2})?)?")
+# what runs a shell command from Python: subprocess's calls, os.system and os.popen
+_RUNS = {"run", "call", "check_call", "check_output", "Popen", "system", "popen", "getoutput",
+         "getstatusoutput"}
+_WRAPPERS = {"sudo", "nohup", "time", "timeout", "env", "nice", "exec", "command", "doas", "npx"}
+_NESTED = {"ssh", "bash", "sh", "zsh"}
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    argv: list[str]
+    piped_to: list[str]
+    written: list[str]  # as written, with its variable assignments and wrappers
+
+
+def logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """Logical lines: backslash continuations joined, offsets of their first character."""
+    start = 0
+    for match in re.finditer(r"(?<!\\)\n", text):
+        yield start, text[start:match.start()]
+        start = match.end()
+    yield start, text[start:]
+
+
+def commands(line: str) -> Iterator[Command]:
+    """Each simple command of a shell line, with what it pipes into; nested command strings
+    (``ssh host '...'``, ``bash -c '...'``, ``sudo``, ``xargs``) are unwrapped."""
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:  # an unbalanced quote: read it as plain words
+        tokens = line.split()
+    segments: list[list[str]] = [[]]
+    pipes: list[bool] = []
+    for token in tokens:
+        if token in _SEPARATORS:
+            pipes.append(token in ("|", "|&"))
+            segments.append([])
+        else:
+            segments[-1].append(token)
+    for index, segment in enumerate(segments):
+        argv = _unwrap(segment)
+        if not argv:
+            continue
+        piped = pipes[index] if index < len(pipes) else False
+        after = _unwrap(segments[index + 1]) if piped else []
+        yield Command(argv, after, segment)
+        for nested in _nested(argv):
+            yield from commands(nested)
+
+
+def nested(text: str) -> Iterator[str]:
+    """The command strings the text's commands run inside another (``ssh host '...'``,
+    ``bash -c '...'``, ``python -c`` through ``subprocess``, ``kubectl exec --``)."""
+    for _, line in logical_lines(text):
+        for command in commands(line):
+            yield from _nested(command.argv)
+
+
+def _unwrap(argv: list[str]) -> list[str]:
+    """Drop ``sudo -u x``, ``env X=1``, ``timeout 5``, ``npx`` and variable assignments
+    before the real program."""
+    i = 0
+    while i < len(argv):
+        word, before = argv[i], argv[i - 1] if i else ""
+        if word in _WRAPPERS or ("=" in word and not word.startswith("-")) or \
+                (word.startswith("-") and argv[0] in _WRAPPERS) or \
+                (word.isdigit() and before == "timeout") or \
+                (before in ("-u", "-g") and argv[0] == "sudo"):
+            i += 1
+            continue
+        break
+    return argv[i:]
+
+
+def _nested(argv: list[str]) -> Iterator[str]:
+    program = argv[0].rsplit("/", 1)[-1]
+    if _PYTHON.fullmatch(program) and "-c" in argv[1:-1]:
+        yield from _run_by_python(argv[argv.index("-c") + 1])
+    elif program in _NESTED:
+        if program == "ssh":
+            rest = [a for a in argv[1:] if not a.startswith("-")]
+            if len(rest) >= 2:
+                yield " ".join(rest[1:])
+        elif "-c" in argv[1:-1]:
+            yield argv[argv.index("-c") + 1]
+    elif program == "kubectl" and "exec" in argv and "--" in argv:
+        yield shlex.join(argv[argv.index("--") + 1:])
+    elif program == "docker" and argv[1:2] == ["exec"]:
+        i = 2  # past the options (those that take a value, with it) and the container
+        while i < len(argv) and argv[i].startswith("-"):
+            i += 2 if argv[i] in ("-e", "--env", "-u", "--user", "-w", "--workdir") else 1
+        if i + 1 < len(argv):
+            yield shlex.join(argv[i + 1:])
+    elif program == "xargs":
+        i = 1
+        while i < len(argv) and argv[i].startswith("-"):
+            i += 2 if argv[i] in ("-I", "-n", "-P", "-d", "-L") else 1
+        if i < len(argv):
+            yield shlex.join(argv[i:])
+
+
+def _run_by_python(code: str) -> Iterator[str]:
+    """The shell commands a ``python -c`` script runs (``subprocess.run("...", shell=True)``,
+    ``subprocess.run(["rm", "-rf", ...])``, ``os.system("...")``): the same act in another
+    interpreter."""
+    tree = parse_python(code)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _RUNS:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                yield first.value
+            elif isinstance(first, ast.List | ast.Tuple) and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts):
+                yield shlex.join(str(e.value) for e in first.elts)  # type: ignore[attr-defined]
+
+
+def option_values(words: list[str]) -> dict[str, str]:
+    """Each option's value, written ``--name value`` or ``--name=value`` (``-o yaml``,
+    ``-o=yaml``); every word is taken as a possible name, so a word also keys the next."""
+    return dict(pairwise(words)) | dict(
+        w.split("=", 1) for w in words if w.startswith("-") and "=" in w)
