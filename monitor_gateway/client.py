@@ -35,7 +35,18 @@ from aiokafka.errors import KafkaConnectionError
 from pydantic import BaseModel, ValidationError
 
 from .ingest import Rejection, parse_trajectory
-from .schema import DeadLetter, Label, Trajectory, Verdict
+from .schema import (
+    DeadLetter,
+    Label,
+    RunEnd,
+    RunStart,
+    RunStep,
+    Step,
+    TaskType,
+    Trajectory,
+    Verdict,
+    run_messages,
+)
 from .settings import ENV_PREFIX, KafkaSettings, flag
 
 TrajectoryLike = Trajectory | Mapping[str, Any]  # what every function here takes
@@ -91,12 +102,62 @@ class TrajectoryProducer:
             await self._producer.stop()
 
     async def send(self, trajectory: TrajectoryLike) -> None:
+        trajectory = as_trajectory(trajectory)
+        await self._send(self.settings.input_topic, trajectory.id,
+                         trajectory.model_dump_json(exclude_defaults=True).encode())
+
+    async def _send(self, topic: str, key: str, value: bytes,
+                    headers: Sequence[tuple[str, bytes]] = ()) -> None:
         if self._producer is None:
             raise RuntimeError("use TrajectoryProducer as 'async with TrajectoryProducer()'")
-        trajectory = as_trajectory(trajectory)
-        await self._producer.send_and_wait(
-            self.settings.input_topic, trajectory.model_dump_json(exclude_defaults=True).encode(),
-            key=trajectory.id.encode(), headers=_trace_context())
+        await self._producer.send_and_wait(topic, value, key=key.encode(),
+                                           headers=[*_trace_context(), *headers])
+
+    async def send_message(self, message: RunStart | RunStep | RunEnd,
+                           headers: Sequence[tuple[str, bytes]] = ()) -> None:
+        """One message of a run sent step by step, to the step topic, keyed by its run's
+        id (so all of a run's messages reach the same partition, in order)."""
+        await self._send(self.settings.step_topic, message.trajectory_id,
+                         message.model_dump_json(exclude_defaults=True).encode(), headers)
+
+    async def start_run(self, run_id: str, request: str, task_type: TaskType | None = None,
+                        metadata: dict[str, Any] | None = None) -> RunSender:
+        """Start sending a run step by step: the gateway judges each step as it arrives
+        (a step that flags gets a step verdict at once) and the whole run at its end."""
+        start = RunStart(type="start", trajectory_id=run_id, seq=0, request=request,
+                         task_type=task_type, metadata=metadata or {})
+        await self.send_message(start)
+        return RunSender(self, run_id)
+
+    async def send_steps(self, trajectory: TrajectoryLike,
+                         headers: Sequence[tuple[str, bytes]] = ()) -> None:
+        """A whole trajectory sent step by step, as if it were happening now."""
+        for message in run_messages(as_trajectory(trajectory)):
+            await self.send_message(message, headers)
+
+
+class RunSender:
+    """One run being sent step by step (from :meth:`TrajectoryProducer.start_run`): a
+    ``step`` for each step as it happens, then ``end`` with the response. Each message
+    carries the next sequence number, so a message the producer sends twice is judged
+    once."""
+
+    def __init__(self, producer: TrajectoryProducer, run_id: str) -> None:
+        self.producer = producer
+        self.run_id = run_id
+        self.seq = 0
+
+    async def step(self, step: Step | Mapping[str, Any]) -> None:
+        """A step as in a trajectory's ``steps`` (validated here: ``ValidationError``)."""
+        self.seq += 1
+        await self.producer.send_message(RunStep(
+            type="step", trajectory_id=self.run_id, seq=self.seq,
+            step=step if isinstance(step, Step) else Step.model_validate(step)))
+
+    async def end(self, response: str = "") -> None:
+        self.seq += 1
+        await self.producer.send_message(
+            RunEnd(type="end", trajectory_id=self.run_id, seq=self.seq, response=response))
 
 
 class SyncTrajectoryProducer:
@@ -119,6 +180,10 @@ class SyncTrajectoryProducer:
 
     def send(self, trajectory: TrajectoryLike) -> None:
         self._runner.run(self._producer.send(trajectory))
+
+    def send_message(self, message: RunStart | RunStep | RunEnd) -> None:
+        """One message of a run sent step by step (see :meth:`TrajectoryProducer.send_message`)."""
+        self._runner.run(self._producer.send_message(message))
 
 
 def _trace_context() -> list[tuple[str, bytes]]:

@@ -21,6 +21,11 @@ from ...schema import Category, Trajectory
 from .parts import Part, Signal
 from .stance import answer, pressed
 
+# whether a step can be judged alone, as its run streams in (issue 36): reads the answer,
+# which only the end has
+STEPWISE = False
+
+
 _NUM = r"-?\d{1,15}(?:,\d{3}){0,4}(?:\.\d{1,10})?"
 # the same, never given back (a run of digits is read once, not once a position)
 _AMOUNT = r"-?\d{1,15}+(?:,\d{3}){0,4}+(?:\.\d{1,10})?+"

@@ -9,6 +9,11 @@ from collections.abc import Iterator
 from ...schema import Trajectory
 from .parts import Part, Signal
 
+# whether a step can be judged alone, as its run streams in (issue 36): a message is judged
+# as it is sent
+STEPWISE = True
+
+
 # a live credential by its issuer's format, or a value given as "the password is now: ..."
 # (letters and digits, ten characters or more, no path)
 _CREDENTIAL = re.compile(

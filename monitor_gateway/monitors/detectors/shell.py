@@ -27,6 +27,11 @@ from .parts import (
     parse_python,
 )
 
+# whether a step can be judged alone, as its run streams in (issue 36): commands are judged
+# one by one, with the request for scope
+STEPWISE = True
+
+
 _SEPARATORS = {"|", "||", "&&", ";", "&", "|&"}
 _PYTHON = re.compile(r"python(?:\d(?:\.\d{1,2})?)?")
 # what runs a shell command from Python: subprocess's calls, os.system and os.popen
