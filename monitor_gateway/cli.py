@@ -94,7 +94,8 @@ def setup_logging(level: str) -> None:
 
 def topics(settings: KafkaSettings, partitions: int) -> dict[str, int]:
     return {settings.input_topic: partitions, settings.verdict_topic: partitions,
-            settings.dlq_topic: 1}
+            settings.dlq_topic: 1, settings.step_topic: partitions,
+            settings.step_verdict_topic: partitions}
 
 
 @app.command()

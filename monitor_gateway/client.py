@@ -213,6 +213,8 @@ async def _consumer(settings: KafkaSettings, topics: Collection[str], fetch_max_
                 partitions = consumer.partitions_for_topic(topic) or set()
             if not partitions:
                 what, setting = {settings.verdict_topic: ("verdicts", "verdict_topic"),
+                                 settings.step_verdict_topic: ("step verdicts",
+                                                               "step_verdict_topic"),
                                  settings.dlq_topic: ("dead letters", "dlq_topic")}.get(
                     topic, ("trajectories", "input_topic"))
                 raise TopicMissing(f"no topic {topic} on {settings.kafka_bootstrap} to read "
@@ -246,11 +248,13 @@ async def seek_to_end(consumer: AIOKafkaConsumer, partitions: Collection[TopicPa
         consumer.seek(tp, end)
 
 
-async def verdicts_at_end(settings: KafkaSettings, fetch_max_wait_ms: int = 10
-                          ) -> AIOKafkaConsumer:
-    """A started consumer of the verdict topic, positioned at its end now (no group): every
-    verdict of what is sent after this returns will be read by it. The caller stops it."""
-    consumer, assigned = await _consumer(settings, [settings.verdict_topic], fetch_max_wait_ms)
+async def verdicts_at_end(settings: KafkaSettings, fetch_max_wait_ms: int = 10,
+                          topics: Sequence[str] | None = None) -> AIOKafkaConsumer:
+    """A started consumer of the verdict topic (or ``topics``), positioned at its end now
+    (no group): every verdict of what is sent after this returns will be read by it. The
+    caller stops it."""
+    consumer, assigned = await _consumer(settings, topics or [settings.verdict_topic],
+                                         fetch_max_wait_ms)
     try:
         await seek_to_end(consumer, assigned)
     except BaseException:

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import time
 from typing import Any
 
+import aiohttp
 import pytest
 from kafka_io import committed, consume, produce, running
+from test_process import serve, wait_healthy
 
 from monitor_gateway.embedded import create_topics
 from monitor_gateway.evidence import ground
@@ -154,3 +158,53 @@ async def test_bounds_judge_runs_as_incomplete_and_stray_messages_are_dead_lette
     assert metrics.get_sample_value("monitor_gateway_runs_closed_total",
                                     {"reason": "open_runs"}) == 2
     assert metrics.get_sample_value("monitor_gateway_open_runs") == 0
+
+
+async def test_sigkill_with_runs_open_loses_no_run(settings: GatewaySettings) -> None:
+    """Runs streamed step by step to ``serve``; the gateway is SIGKILLed with every run
+    open, the rest of their steps sent meanwhile, and a new gateway gives each run its
+    final verdict, judged on all of its steps."""
+    settings = await stepping(settings)
+    env = {"MONITOR_GATEWAY_MONITOR": "offline", "MONITOR_GATEWAY_WORKERS": "0",
+           "MONITOR_GATEWAY_CONSUME_STEPS": "true",
+           "MONITOR_GATEWAY_STEP_TOPIC": settings.step_topic,
+           "MONITOR_GATEWAY_STEP_VERDICT_TOPIC": settings.step_verdict_topic}
+    monitor = from_settings(settings)
+    runs = [Trajectory.model_validate(s.trajectory())
+            for s in resolve("realistic", "test") if len(s.steps) >= 3][:40]
+    streams = [records(t) for t in runs]
+    first = [r for stream in streams for r in stream[:2]]  # each run's start and first step
+    rest = [r for stream in streams for r in stream[2:]]
+    process, port = serve(settings, **env)
+    try:
+        await wait_healthy(port)
+        await produce(settings.kafka_bootstrap, settings.step_topic, first)
+        await wait_open(port, len(runs))
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    assert await consume(settings.kafka_bootstrap, settings.verdict_topic, 1, timeout=1) == []
+    await produce(settings.kafka_bootstrap, settings.step_topic, rest)
+    process, _ = serve(settings, **env)
+    try:
+        verdicts = by_id(await consume(settings.kafka_bootstrap, settings.verdict_topic,
+                                       len(runs), timeout=60))
+    finally:
+        process.terminate()
+        process.wait(30)
+    assert set(verdicts) == {t.id for t in runs}
+    for trajectory in runs:
+        assert verdicts[trajectory.id]["score"] == monitor.judge_now(trajectory).score
+        assert verdicts[trajectory.id]["incomplete"] is None
+
+
+async def wait_open(port: int, runs: int, timeout: float = 30.0) -> None:
+    """Until the gateway's ``monitor_gateway_open_runs`` says ``runs`` are open."""
+    deadline = time.monotonic() + timeout
+    async with aiohttp.ClientSession() as http:
+        while time.monotonic() < deadline:
+            async with http.get(f"http://127.0.0.1:{port}/metrics") as response:
+                if f"monitor_gateway_open_runs {float(runs)}" in await response.text():
+                    return
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"{runs} runs never were open at once")
