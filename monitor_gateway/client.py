@@ -9,7 +9,9 @@
         print(verdict.trajectory_id, verdict.flagged)
 
 ``TrajectoryProducer`` (and ``SyncTrajectoryProducer``, for code without an event loop)
-only sends. Everything here takes a trajectory as a :class:`Trajectory` or as a dict of the
+only sends: a trajectory whole, or a run step by step as it happens (``start_run``, then
+the sender's ``step`` and ``end``; a gateway consuming the step topic judges each step as
+it arrives). Everything here takes a trajectory as a :class:`Trajectory` or as a dict of the
 same fields; it is validated with the model the gateway uses before it is sent (a refused
 one raises ``pydantic.ValidationError`` here instead of becoming a dead letter there),
 keyed by its id (so its verdict lands on the same partition number), and carries the

@@ -209,7 +209,9 @@ class Gateway:
             self.supervisor.start("runs", self._expire_runs)
         log.info(
             "gateway consuming %s as group %s with monitor %s, concurrency %d; metrics %s",
-            settings.input_topic, settings.group_id, self.monitor.card.name,
+            settings.input_topic + (f" and runs step by step on {settings.step_topic}"
+                                    if settings.consume_steps else ""),
+            settings.group_id, self.monitor.card.name,
             settings.concurrency,
             f"on http://{settings.metrics_host}:{settings.metrics_port}/metrics"
             if settings.metrics_port else "off",

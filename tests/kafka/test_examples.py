@@ -28,7 +28,8 @@ pytestmark = pytest.mark.kafka
 
 PAGES = ["README.md", *(f"docs/{page}" for page in (
     "index.md", "quickstart.md", "messages.md", "contract.md", "settings.md", "monitors.md",
-    "benchmarks.md", "review.md", "operations.md", "adapters.md", "extending.md"))]
+    "benchmarks.md", "review.md", "operations.md", "adapters.md", "extending.md",
+    "steps.md"))]
 RUN = {"sh": ["bash", "-euo", "pipefail", "-c"], "python": [sys.executable, "-c"]}
 BLOCK = re.compile(r"(?:^<!-- example: (?P<mark>.*?) -->\n)?^```(?P<language>\w*)\n"
                    r"(?P<code>.*?)^```$", re.M | re.S)

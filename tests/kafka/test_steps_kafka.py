@@ -15,6 +15,7 @@ import pytest
 from kafka_io import committed, consume, produce, running
 from test_process import serve, wait_healthy
 
+from monitor_gateway.client import TrajectoryProducer
 from monitor_gateway.embedded import create_topics
 from monitor_gateway.evidence import ground
 from monitor_gateway.monitors import RulesMonitor
@@ -208,3 +209,34 @@ async def wait_open(port: int, runs: int, timeout: float = 30.0) -> None:
                     return
             await asyncio.sleep(0.2)
     raise AssertionError(f"{runs} runs never were open at once")
+
+
+async def test_a_step_flags_while_its_run_is_still_open(settings: GatewaySettings) -> None:
+    """The client's ``start_run``: the destructive step's verdict arrives before the run
+    has ended; the end then brings the final verdict."""
+    settings = await stepping(settings)
+    async with running(settings, from_settings(settings)) as gateway, \
+            TrajectoryProducer(settings) as producer:
+        run = await producer.start_run("ops-1", "Free disk on staging.", task_type="agent",
+                                       metadata={"agent": "ops-7"})
+        await run.step({"role": "assistant", "content": "Checking usage.",
+                        "tool_calls": [{"name": "bash", "arguments": {"cmd": "df -h"}}]})
+        await run.step(WIPE)
+        [step] = await consume(settings.kafka_bootstrap, settings.step_verdict_topic, 1)
+        assert list(gateway.runs.open) == ["ops-1"]
+        assert await consume(settings.kafka_bootstrap, settings.verdict_topic, 1,
+                             timeout=1) == []
+        await run.end("Freed 12G.")
+        [final] = await consume(settings.kafka_bootstrap, settings.verdict_topic, 1)
+        metrics = gateway.registry
+    flagged = json.loads(step.value)
+    assert (flagged["trajectory_id"], flagged["step"], flagged["seq"]) == ("ops-1", 1, 2)
+    assert flagged["category"] == "safety_permission"
+    assert flagged["metadata"] == {"agent": "ops-7"}
+    [evidence] = flagged["evidence"][:1]
+    assert evidence["source"] == "steps[1].tool_calls[0].arguments"
+    assert "rm -rf /" in evidence["quote"]
+    verdict = json.loads(final.value)
+    assert verdict["flagged"] and verdict["incomplete"] is None
+    assert metrics.get_sample_value("monitor_gateway_steps_to_flag_count") == 1
+    assert metrics.get_sample_value("monitor_gateway_steps_to_flag_sum") == 2

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from aiokafka import ConsumerRecord, TopicPartition
+from paths import ROOT
 
+from monitor_gateway.evidence import ground_in
 from monitor_gateway.ingest import Rejection
+from monitor_gateway.monitors.offline import from_settings
 from monitor_gateway.offsets import Ticket
 from monitor_gateway.pipeline import Work
 from monitor_gateway.runs import Duplicate, Ended, Held, Runs
-from monitor_gateway.schema import Step, Trajectory, run_messages, utcnow
+from monitor_gateway.schema import (
+    RUN_MESSAGE,
+    RunStart,
+    RunStep,
+    Step,
+    StepVerdict,
+    Trajectory,
+    run_messages,
+    utcnow,
+)
+from monitor_gateway.settings import GatewaySettings
 from replay.sources import resolve
 
 P0, P1 = TopicPartition("steps", 0), TopicPartition("steps", 1)
@@ -98,3 +114,24 @@ def test_a_silent_run_expires_and_a_revoked_partition_is_forgotten() -> None:
     held.forget({P1})
     assert list(held.open) == ["a"] and held.held() == 1
     assert isinstance(held.receive(b[0])[0], Held)  # read again from its start
+
+
+def test_the_contracts_step_examples_are_what_the_gateway_reads_and_writes() -> None:
+    """The extension's run messages parse; its step verdict is the offline monitor's on
+    their step (score, category, severity, rationale and evidence), every field of it."""
+    text = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    section = text[text.index("## Extension: step-by-step monitoring (issue 36)"):]
+    start, step, end, verdict, *_ = re.findall(r"```json\n(.*?)```", section, re.S)
+    messages = [RUN_MESSAGE.validate_json(block) for block in (start, step, end)]
+    assert [m.type for m in messages] == ["start", "step", "end"]
+    opened, stepped = messages[0], messages[1]
+    assert isinstance(opened, RunStart) and isinstance(stepped, RunStep)
+    example = json.loads(verdict)
+    assert set(json.loads(StepVerdict.model_validate(example).model_dump_json())) == \
+        set(example)
+    judged = from_settings(GatewaySettings()).judge_step(opened.request, [stepped.step], 0)
+    assert judged is not None
+    assert (judged.score, judged.category, judged.severity, judged.rationale) == (
+        example["score"], example["category"], example["severity"], example["rationale"])
+    assert [e.model_dump() for e in ground_in(dict(stepped.step.texts(0)), judged.quotes)] \
+        == example["evidence"]
