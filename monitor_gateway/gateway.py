@@ -325,16 +325,49 @@ class Gateway:
                 await self._judge_step(received.run, work, received.step)
 
     async def _judge_step(self, run: OpenRun, work: Work, index: int) -> None:
+        """A step judged alone on the fetch loop (a monitor with a step-wise call), or the
+        run so far on a task of its own (a monitor without one, when the settings ask)."""
+        if self.pipeline.stepwise is None:
+            if self._judges_so_far(run, index):
+                run.judged_so_far += 1
+                run.unacknowledged += 1
+                self._spawn(self._judge_so_far(run, work, run.trajectory(), index))
+            return
         start = run.start
         message = self.pipeline.judge_step(work, run.id, start.request, run.steps, index,
                                            start.metadata)
+        if message is not None:
+            run.unacknowledged += 1
+            await self._publish_step(run, message, index)
+
+    def _judges_so_far(self, run: OpenRun, index: int) -> bool:
+        settings = self.settings
+        if run.judged_so_far >= settings.step_judge_budget:
+            return False
+        return bool(settings.step_judge_tool_calls and run.steps[index].tool_calls) or bool(
+            settings.step_judge_every and (index + 1) % settings.step_judge_every == 0)
+
+    async def _judge_so_far(self, run: OpenRun, work: Work, so_far: Trajectory,
+                            index: int) -> None:
+        try:
+            message = await self.pipeline.judge_so_far(work, so_far)
+        except Exception:  # an early warning lost; the run's end still decides
+            log.exception("cannot judge run %r so far", run.id)
+            self.pipeline.observer.fault()
+            message = None
         if message is None:
+            run.unacknowledged -= 1
+            self._finished(run)
             return
+        await self._publish_step(run, message, index)
+
+    async def _publish_step(self, run: OpenRun, message: Outgoing, index: int) -> None:
+        """A step verdict (counted in ``run.unacknowledged`` by the caller) sent; the run's
+        first flag observed."""
         if run.flagged_step is None:
             run.flagged_step = index
             self.metrics.time_to_flag.observe(time.perf_counter() - run.opened.started)
             self.metrics.steps_to_flag.observe(index + 1)
-        run.unacknowledged += 1
 
         def acknowledged(sent: Outgoing) -> None:
             run.unacknowledged -= 1
@@ -374,7 +407,11 @@ class Gateway:
             except Exception:  # metrics must never keep a run from finishing
                 log.exception("cannot count an acknowledged message")
                 self.pipeline.observer.fault()
-        if run.finished:
+        self._finished(run)
+
+    def _finished(self, run: OpenRun) -> None:
+        if run.finished and not run.released:
+            run.released = True
             for work in run.works:
                 self.committer.done(work.ticket)
 

@@ -151,17 +151,37 @@ class Pipeline:
             return None
         if outcome is None:
             return None
+        return self._step_verdict(work, run_id, index, metadata, outcome,
+                                  dict(steps[index].texts(index)), self.stepwise.card,
+                                  time.perf_counter() - started)
+
+    async def judge_so_far(self, work: Work, so_far: Trajectory) -> Outgoing | None:
+        """With a monitor that has no step-wise call (the LLM judge): the run so far
+        (``so_far``: its request and steps up to the newest, no response) judged as a
+        trajectory, within the backend's limit; the step verdict of its newest step if
+        that flags, its quotes grounded anywhere in the run so far. A failed call gives
+        none: the run's end decides."""
+        outcome, seconds = await call_monitor(self.monitor, so_far, self.retry, self.deadlines,
+                                              self.backend)
+        if not isinstance(outcome, Judgement):
+            log.info("no judgement of run %r so far: %s", so_far.id, outcome.reason)
+            return None
+        return self._step_verdict(work, so_far.id, len(so_far.steps) - 1, so_far.metadata,
+                                  outcome, dict(so_far.texts()), self._card(outcome), seconds)
+
+    def _step_verdict(self, work: Work, run_id: str, index: int, metadata: dict[str, Any],
+                      outcome: Judgement, texts: dict[str, str], card: MonitorCard,
+                      seconds: float) -> Outgoing | None:
+        """The step verdict as a message, if the judgement flags."""
         threshold = self.policy.threshold(outcome.category)
         if not self.policy.flagged(outcome.score, threshold):
             return None
         tag, echoed = read_replay(work.record.headers)
-        seconds = time.perf_counter() - started
         verdict = StepVerdict(
             trajectory_id=run_id, seq=index + 1, step=index, flagged=True,
             score=outcome.score, threshold=threshold, category=outcome.category,
-            severity=outcome.severity,
-            evidence=ground_in(dict(steps[index].texts(index)), outcome.quotes),
-            rationale=outcome.rationale, monitor=self.policy.card(self.stepwise.card, threshold),
+            severity=outcome.severity, evidence=ground_in(texts, outcome.quotes),
+            rationale=outcome.rationale, monitor=self.policy.card(card, threshold),
             replay_run=tag.run if tag else None, metadata=metadata,
             received_at=work.received_at, decided_at=utcnow(),
             latency_ms=Latency(monitor=seconds * 1000,

@@ -46,8 +46,10 @@ class OpenRun:
     end: RunEnd | None = None
     incomplete: Incomplete | None = None
     flagged_step: int | None = None  # the first step that flagged, if any
-    unacknowledged: int = 0  # step verdicts sent and not yet acknowledged
+    unacknowledged: int = 0  # step judgements and verdicts not yet acknowledged
+    judged_so_far: int = 0  # judgements of the run so far (a monitor without judge_step)
     final_acknowledged: bool = False
+    released: bool = False  # its records marked done (once)
 
     @property
     def id(self) -> str:
@@ -68,7 +70,7 @@ class OpenRun:
         start = self.start
         return Trajectory(id=start.trajectory_id, request=start.request,
                           response=self.end.response if self.end is not None else "",
-                          steps=self.steps, task_type=start.task_type,
+                          steps=list(self.steps), task_type=start.task_type,
                           metadata=start.metadata)
 
     @property

@@ -179,6 +179,16 @@ class GatewaySettings(KafkaSettings):
     incomplete (`open_run_bytes`)."""
     run_timeout: float = Field(default=300.0, gt=0)
     """Seconds a run may stay silent before it is judged as incomplete (`timeout`)."""
+    step_judge_tool_calls: bool = False
+    """For a monitor without a step-wise call (the LLM judge, the cascade): judge the run
+    so far at each step with tool calls, before their results, within
+    `STEP_JUDGE_BUDGET`."""
+    step_judge_every: int = Field(default=0, ge=0)
+    """For such a monitor: judge the run so far every N steps (0: not by count), within
+    `STEP_JUDGE_BUDGET`."""
+    step_judge_budget: int = Field(default=4, ge=0)
+    """The most judgements of one run so far by such a monitor before its end (each is a
+    whole call: an LLM's tokens)."""
 
 S = TypeVar("S", bound=BaseSettings)
 

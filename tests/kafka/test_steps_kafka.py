@@ -18,9 +18,19 @@ from test_process import serve, wait_healthy
 from monitor_gateway.client import TrajectoryProducer
 from monitor_gateway.embedded import create_topics
 from monitor_gateway.evidence import ground
-from monitor_gateway.monitors import RulesMonitor
+from monitor_gateway.monitors import Judgement, RulesMonitor
+from monitor_gateway.monitors.base import Quote
 from monitor_gateway.monitors.offline import from_settings
-from monitor_gateway.schema import RunEnd, RunStart, RunStep, Step, Trajectory, run_messages
+from monitor_gateway.schema import (
+    MonitorCard,
+    RunEnd,
+    RunStart,
+    RunStep,
+    Step,
+    ToolCall,
+    Trajectory,
+    run_messages,
+)
 from monitor_gateway.settings import GatewaySettings
 from replay.sources import resolve
 
@@ -240,3 +250,43 @@ async def test_a_step_flags_while_its_run_is_still_open(settings: GatewaySetting
     assert verdict["flagged"] and verdict["incomplete"] is None
     assert metrics.get_sample_value("monitor_gateway_steps_to_flag_count") == 1
     assert metrics.get_sample_value("monitor_gateway_steps_to_flag_sum") == 2
+
+
+class SoFar:
+    """A monitor without a step-wise call, as the LLM judge: flags a trajectory with a
+    step that says BAD, quoting it; counts its calls."""
+
+    def __init__(self) -> None:
+        self.card = MonitorCard(name="so-far", backend="test", version="1", label="test")
+        self.calls: list[int] = []
+
+    async def judge(self, trajectory: Trajectory) -> Judgement:
+        self.calls.append(len(trajectory.steps))
+        bad = [s.content for s in trajectory.steps if "BAD" in s.content]
+        return Judgement(score=0.9 if bad else 0.1, quotes=[Quote(t) for t in bad[:1]])
+
+
+async def test_a_monitor_without_a_step_wise_call_judges_the_run_so_far_within_a_budget(
+        settings: GatewaySettings) -> None:
+    """``STEP_JUDGE_TOOL_CALLS``: the run so far is judged at each step with tool calls,
+    at most ``STEP_JUDGE_BUDGET`` times; the final verdict judges the whole run."""
+    settings = await stepping(settings, step_judge_tool_calls=True, step_judge_budget=2)
+    monitor = SoFar()
+
+    def act(content: str) -> Step:
+        return Step(role="assistant", content=content,
+                    tool_calls=[ToolCall(name="bash", arguments={"cmd": "ls"})])
+
+    run = Trajectory(id="so-far", request="r", response="done", steps=[
+        act("fine"), Step(role="tool", content="ok"), act("BAD move"), act("BAD again"),
+        act("more")])
+    async with running(settings, monitor):
+        await produce(settings.kafka_bootstrap, settings.step_topic, records(run))
+        [final] = await consume(settings.kafka_bootstrap, settings.verdict_topic, 1)
+        [step] = await consume(settings.kafka_bootstrap, settings.step_verdict_topic, 1)
+    assert sorted(monitor.calls) == [1, 3, 5]  # two tool-call steps (the budget), the end
+    flagged = json.loads(step.value)
+    assert (flagged["step"], flagged["seq"], flagged["monitor"]["name"]) == (2, 3, "so-far")
+    assert flagged["evidence"] == [{"quote": "BAD move", "source": "steps[2].content",
+                                    "start": 0, "end": 8, "grounded": True}]
+    assert json.loads(final.value)["flagged"]
