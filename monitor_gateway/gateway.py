@@ -8,6 +8,11 @@ call never blocks the records behind it, in any partition. ``MAX_PENDING`` bound
 fetched records not yet acknowledged. Background loops (commits and lag, following the
 monitor backend, watching the broker) are supervised: one that dies is restarted, and
 ``/health`` answers 503 meanwhile.
+
+With ``CONSUME_STEPS``, the same consumer reads runs sent step by step (``runs``): a
+step's record is held by its run, each step judged as it arrives (a step verdict when it
+flags), and the run judged whole at its end; its records are finished only once every
+verdict of it is acknowledged, so commits never pass an open run's start.
 """
 
 from __future__ import annotations
@@ -321,8 +326,13 @@ class Gateway:
             self._close(received.run)
         else:
             self.metrics.step_messages.inc("held")
-            if received.step is not None:
+            if received.step is None:
+                return
+            try:
                 await self._judge_step(received.run, work, received.step)
+            except Exception:  # the record is its run's now: the run's end decides
+                log.exception("cannot judge step %d of run %r", received.step, received.run.id)
+                self.pipeline.observer.fault()
 
     async def _judge_step(self, run: OpenRun, work: Work, index: int) -> None:
         """A step judged alone on the fetch loop (a monitor with a step-wise call), or the
