@@ -8,6 +8,7 @@ import asyncio
 import json
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -290,3 +291,37 @@ async def test_a_monitor_without_a_step_wise_call_judges_the_run_so_far_within_a
     assert flagged["evidence"] == [{"quote": "BAD move", "source": "steps[2].content",
                                     "start": 0, "end": 8, "grounded": True}]
     assert json.loads(final.value)["flagged"]
+
+
+async def test_open_runs_move_with_their_partition_on_a_rebalance(
+        settings: GatewaySettings) -> None:
+    """Runs open on one gateway when a second joins the group: whichever owns a run's
+    partition after the rebalance reads it from its start, and each run gets its final
+    verdict, judged on all of its steps."""
+    settings = await stepping(settings, partitions=4)
+    monitor = from_settings(settings)
+    runs = [Trajectory.model_validate(s.trajectory())
+            for s in resolve("realistic", "test") if len(s.steps) >= 3][:12]
+    streams = [records(t) for t in runs]
+    async with running(settings, monitor) as first:
+        await produce(settings.kafka_bootstrap, settings.step_topic,
+                      [r for stream in streams for r in stream[:2]])
+        await until(lambda: len(first.runs.open) == len(runs))
+        async with running(settings, from_settings(settings)) as second:
+            # rebalanced: each holds the runs of its partitions, read from their start
+            await until(lambda: bool(first.runs.open and second.runs.open) and len(
+                first.runs.open) + len(second.runs.open) == len(runs))
+            await produce(settings.kafka_bootstrap, settings.step_topic,
+                          [r for stream in streams for r in stream[2:]])
+            verdicts = by_id(await consume(settings.kafka_bootstrap, settings.verdict_topic,
+                                           len(runs)))
+    assert set(verdicts) == {t.id for t in runs}
+    for trajectory in runs:
+        assert verdicts[trajectory.id]["score"] == monitor.judge_now(trajectory).score
+
+
+async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "not within the timeout"
+        await asyncio.sleep(0.1)
