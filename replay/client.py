@@ -53,7 +53,9 @@ class Replay:
     """One replay run: open the verdict topic at its end, send, then wait for verdicts.
     A canary (``verdicts=False``) only sends: its figures are the gateway's live metrics.
     Unlabelled (``labelled=False``, ``replay --as-production``), it sends no replay
-    headers: the gateway and the review loop take it for production traffic."""
+    headers: the gateway and the review loop take it for production traffic. With a
+    ``pace`` (``replay --steps``), each sample goes to the step topic as a run happening
+    now, and the step verdicts are read beside the final ones."""
 
     def __init__(self, settings: KafkaSettings, run_id: str, verdicts: bool = True,
                  labelled: bool = True, pace: float | None = None) -> None:
