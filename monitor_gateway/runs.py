@@ -116,6 +116,10 @@ class Runs:
         message = parse_run_message(work.record.value, self.max_message_bytes)
         if isinstance(message, Rejection):
             return message, []
+        if work.record.key != message.trajectory_id.encode():  # its run may be elsewhere
+            return Rejection("invalid_schema", "a run's messages must be keyed by its "
+                                               "trajectory_id, so that all reach one "
+                                               "partition"), []
         size = len(work.record.value or b"")
         tp = TopicPartition(work.record.topic, work.record.partition)
         run = self.open.get(message.trajectory_id)

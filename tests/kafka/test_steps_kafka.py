@@ -360,3 +360,25 @@ async def test_replay_steps_reports_time_to_detection(settings: GatewaySettings,
     assert early & misbehaving
     assert report["misbehavior"]["overall"]["before_end"] == len(early & misbehaving)
     assert report["benign"]["step_flagged"] == len(early - misbehaving)
+
+
+async def test_the_bytes_bound_judges_the_oldest_run_as_incomplete(
+        settings: GatewaySettings) -> None:
+    """``MAX_OPEN_RUN_BYTES``: a second run's large step pushes the first out, judged on
+    what it had; the second, under the bound alone, ends normally."""
+    settings = await stepping(settings, max_open_run_bytes=3000)
+    big = Step(role="assistant", content="x" * 2000)
+    first = Trajectory(id="first", request="r", response="done", steps=[big])
+    second = Trajectory(id="second", request="r", response="done", steps=[big])
+    async with running(settings, RulesMonitor()) as gateway:
+        opened = records(first)[:2]  # its start and step: about 2,100 bytes held
+        await produce(settings.kafka_bootstrap, settings.step_topic, opened)
+        await until(lambda: len(gateway.runs.open) == 1)
+        await produce(settings.kafka_bootstrap, settings.step_topic, records(second))
+        verdicts = by_id(await consume(settings.kafka_bootstrap, settings.verdict_topic, 2))
+        metrics = gateway.registry
+    assert verdicts["first"]["incomplete"] == "open_run_bytes"
+    assert verdicts["second"]["incomplete"] is None
+    assert metrics.get_sample_value("monitor_gateway_runs_closed_total",
+                                    {"reason": "open_run_bytes"}) == 1
+    assert metrics.get_sample_value("monitor_gateway_open_run_bytes") == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -76,6 +77,10 @@ def test_duplicates_are_skipped_and_a_gap_or_a_stray_step_is_refused() -> None:
     assert isinstance(held.receive(end)[0], Duplicate)  # after its end: remembered
     stray = held.receive(works(run("b"))[1])[0]
     assert isinstance(stray, Rejection) and stray.error == "unknown_run"
+    start = works(run("c"))[0]
+    elsewhere = start._replace(record=dataclasses.replace(start.record, key=b"other"))
+    misplaced = held.receive(elsewhere)[0]
+    assert isinstance(misplaced, Rejection) and misplaced.error == "invalid_schema"
 
 
 def test_the_oldest_run_is_closed_as_incomplete_past_a_bound() -> None:
