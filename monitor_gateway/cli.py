@@ -94,7 +94,8 @@ def setup_logging(level: str) -> None:
 
 def topics(settings: KafkaSettings, partitions: int) -> dict[str, int]:
     return {settings.input_topic: partitions, settings.verdict_topic: partitions,
-            settings.dlq_topic: 1}
+            settings.dlq_topic: 1, settings.step_topic: partitions,
+            settings.step_verdict_topic: partitions}
 
 
 @app.command()
@@ -123,6 +124,8 @@ def serve(
     otlp_endpoint: Annotated[str | None, setting(
         "otlp_endpoint", "OTLP/HTTP collector, e.g. http://otel-collector:4318: turns tracing "
         "on")] = None,
+    consume_steps: Annotated[bool | None, setting(
+        "consume_steps", "also judge runs sent step by step, on the step topic")] = None,
     log_level: LogLevel = "INFO",
     debug: Annotated[bool, typer.Option(help="a traceback with a start-up error")] = False,
     embedded: Annotated[bool, typer.Option(
@@ -137,6 +140,7 @@ def serve(
         "monitor": monitor, "threshold": threshold, "fail_policy": fail_policy,
         "concurrency": concurrency, "workers": workers, "max_message_bytes": max_message_bytes,
         "metrics_port": metrics_port, "otlp_endpoint": otlp_endpoint,
+        "consume_steps": consume_steps,
         "monitor_config": str(monitor_config) if monitor_config else None,
     }.items() if value is not None}
     try:

@@ -9,7 +9,9 @@
         print(verdict.trajectory_id, verdict.flagged)
 
 ``TrajectoryProducer`` (and ``SyncTrajectoryProducer``, for code without an event loop)
-only sends. Everything here takes a trajectory as a :class:`Trajectory` or as a dict of the
+only sends: a trajectory whole, or a run step by step as it happens (``start_run``, then
+the sender's ``step`` and ``end``; a gateway consuming the step topic judges each step as
+it arrives). Everything here takes a trajectory as a :class:`Trajectory` or as a dict of the
 same fields; it is validated with the model the gateway uses before it is sent (a refused
 one raises ``pydantic.ValidationError`` here instead of becoming a dead letter there),
 keyed by its id (so its verdict lands on the same partition number), and carries the
@@ -35,7 +37,18 @@ from aiokafka.errors import KafkaConnectionError
 from pydantic import BaseModel, ValidationError
 
 from .ingest import Rejection, parse_trajectory
-from .schema import DeadLetter, Label, Trajectory, Verdict
+from .schema import (
+    DeadLetter,
+    Label,
+    RunEnd,
+    RunStart,
+    RunStep,
+    Step,
+    TaskType,
+    Trajectory,
+    Verdict,
+    run_messages,
+)
 from .settings import ENV_PREFIX, KafkaSettings, flag
 
 TrajectoryLike = Trajectory | Mapping[str, Any]  # what every function here takes
@@ -91,12 +104,62 @@ class TrajectoryProducer:
             await self._producer.stop()
 
     async def send(self, trajectory: TrajectoryLike) -> None:
+        trajectory = as_trajectory(trajectory)
+        await self._send(self.settings.input_topic, trajectory.id,
+                         trajectory.model_dump_json(exclude_defaults=True).encode())
+
+    async def _send(self, topic: str, key: str, value: bytes,
+                    headers: Sequence[tuple[str, bytes]] = ()) -> None:
         if self._producer is None:
             raise RuntimeError("use TrajectoryProducer as 'async with TrajectoryProducer()'")
-        trajectory = as_trajectory(trajectory)
-        await self._producer.send_and_wait(
-            self.settings.input_topic, trajectory.model_dump_json(exclude_defaults=True).encode(),
-            key=trajectory.id.encode(), headers=_trace_context())
+        await self._producer.send_and_wait(topic, value, key=key.encode(),
+                                           headers=[*_trace_context(), *headers])
+
+    async def send_message(self, message: RunStart | RunStep | RunEnd,
+                           headers: Sequence[tuple[str, bytes]] = ()) -> None:
+        """One message of a run sent step by step, to the step topic, keyed by its run's
+        id (so all of a run's messages reach the same partition, in order)."""
+        await self._send(self.settings.step_topic, message.trajectory_id,
+                         message.model_dump_json(exclude_defaults=True).encode(), headers)
+
+    async def start_run(self, run_id: str, request: str, task_type: TaskType | None = None,
+                        metadata: dict[str, Any] | None = None) -> RunSender:
+        """Start sending a run step by step: the gateway judges each step as it arrives
+        (a step that flags gets a step verdict at once) and the whole run at its end."""
+        start = RunStart(type="start", trajectory_id=run_id, seq=0, request=request,
+                         task_type=task_type, metadata=metadata or {})
+        await self.send_message(start)
+        return RunSender(self, run_id)
+
+    async def send_steps(self, trajectory: TrajectoryLike,
+                         headers: Sequence[tuple[str, bytes]] = ()) -> None:
+        """A whole trajectory sent step by step, as if it were happening now."""
+        for message in run_messages(as_trajectory(trajectory)):
+            await self.send_message(message, headers)
+
+
+class RunSender:
+    """One run being sent step by step (from :meth:`TrajectoryProducer.start_run`): a
+    ``step`` for each step as it happens, then ``end`` with the response. Each message
+    carries the next sequence number, so a message the producer sends twice is judged
+    once."""
+
+    def __init__(self, producer: TrajectoryProducer, run_id: str) -> None:
+        self.producer = producer
+        self.run_id = run_id
+        self.seq = 0
+
+    async def step(self, step: Step | Mapping[str, Any]) -> None:
+        """A step as in a trajectory's ``steps`` (validated here: ``ValidationError``)."""
+        self.seq += 1
+        await self.producer.send_message(RunStep(
+            type="step", trajectory_id=self.run_id, seq=self.seq,
+            step=step if isinstance(step, Step) else Step.model_validate(step)))
+
+    async def end(self, response: str = "") -> None:
+        self.seq += 1
+        await self.producer.send_message(
+            RunEnd(type="end", trajectory_id=self.run_id, seq=self.seq, response=response))
 
 
 class SyncTrajectoryProducer:
@@ -119,6 +182,10 @@ class SyncTrajectoryProducer:
 
     def send(self, trajectory: TrajectoryLike) -> None:
         self._runner.run(self._producer.send(trajectory))
+
+    def send_message(self, message: RunStart | RunStep | RunEnd) -> None:
+        """One message of a run sent step by step (see :meth:`TrajectoryProducer.send_message`)."""
+        self._runner.run(self._producer.send_message(message))
 
 
 def _trace_context() -> list[tuple[str, bytes]]:
@@ -148,6 +215,8 @@ async def _consumer(settings: KafkaSettings, topics: Collection[str], fetch_max_
                 partitions = consumer.partitions_for_topic(topic) or set()
             if not partitions:
                 what, setting = {settings.verdict_topic: ("verdicts", "verdict_topic"),
+                                 settings.step_verdict_topic: ("step verdicts",
+                                                               "step_verdict_topic"),
                                  settings.dlq_topic: ("dead letters", "dlq_topic")}.get(
                     topic, ("trajectories", "input_topic"))
                 raise TopicMissing(f"no topic {topic} on {settings.kafka_bootstrap} to read "
@@ -181,11 +250,13 @@ async def seek_to_end(consumer: AIOKafkaConsumer, partitions: Collection[TopicPa
         consumer.seek(tp, end)
 
 
-async def verdicts_at_end(settings: KafkaSettings, fetch_max_wait_ms: int = 10
-                          ) -> AIOKafkaConsumer:
-    """A started consumer of the verdict topic, positioned at its end now (no group): every
-    verdict of what is sent after this returns will be read by it. The caller stops it."""
-    consumer, assigned = await _consumer(settings, [settings.verdict_topic], fetch_max_wait_ms)
+async def verdicts_at_end(settings: KafkaSettings, fetch_max_wait_ms: int = 10,
+                          topics: Sequence[str] | None = None) -> AIOKafkaConsumer:
+    """A started consumer of the verdict topic (or ``topics``), positioned at its end now
+    (no group): every verdict of what is sent after this returns will be read by it. The
+    caller stops it."""
+    consumer, assigned = await _consumer(settings, topics or [settings.verdict_topic],
+                                         fetch_max_wait_ms)
     try:
         await seek_to_end(consumer, assigned)
     except BaseException:

@@ -84,22 +84,27 @@ class Committer:
                     continue
             self._metrics.observe_lag(tp.topic, tp.partition, max(0, end - resume))
 
-    def listener(self, on_assigned: Callable[[set[TopicPartition]], None]
+    def listener(self, on_assigned: Callable[[set[TopicPartition]], None],
+                 on_revoked: Callable[[set[TopicPartition]], None]
                  ) -> ConsumerRebalanceListener:
-        return _CommitOnRevoke(self, on_assigned)
+        return _CommitOnRevoke(self, on_assigned, on_revoked)
 
 
 class _CommitOnRevoke(ConsumerRebalanceListener):  # type: ignore[misc]
-    """Commit finished work before partitions move, then forget them."""
+    """Commit finished work before partitions move, then forget them (and tell the
+    gateway, which drops the open runs it held of them)."""
 
     def __init__(self, committer: Committer,
-                 on_assigned: Callable[[set[TopicPartition]], None]) -> None:
+                 on_assigned: Callable[[set[TopicPartition]], None],
+                 on_revoked: Callable[[set[TopicPartition]], None]) -> None:
         self._committer = committer
         self._on_assigned = on_assigned
+        self._on_revoked = on_revoked
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
         await self._committer.commit(set(revoked))
         self._committer.tracker.forget(set(revoked))
+        self._on_revoked(set(revoked))
         for tp in revoked:
             self._committer._metrics.forget_partition(tp.topic, tp.partition)
 

@@ -17,7 +17,11 @@ _WHITESPACE = re.compile(r"\s+")
 def ground(trajectory: Trajectory, quotes: list[Quote]) -> list[Evidence]:
     if not quotes:
         return []
-    texts = dict(trajectory.texts())
+    return ground_in(dict(trajectory.texts()), quotes)
+
+
+def ground_in(texts: dict[str, str], quotes: list[Quote]) -> list[Evidence]:
+    """The quotes found in ``texts`` (by source name): one step's, for a step verdict."""
     folded: dict[str, tuple[str, list[int]]] = {}
     evidence = []
     for quote in quotes:

@@ -8,6 +8,11 @@ call never blocks the records behind it, in any partition. ``MAX_PENDING`` bound
 fetched records not yet acknowledged. Background loops (commits and lag, following the
 monitor backend, watching the broker) are supervised: one that dies is restarted, and
 ``/health`` answers 503 meanwhile.
+
+With ``CONSUME_STEPS``, the same consumer reads runs sent step by step (``runs``): a
+step's record is held by its run, each step judged as it arrives (a step verdict when it
+flags), and the run judged whole at its end; its records are finished only once every
+verdict of it is acknowledged, so commits never pass an open run's start.
 """
 
 from __future__ import annotations
@@ -38,16 +43,18 @@ from .calling import Backend
 from .client import reach
 from .committer import Committer
 from .config import load_config
+from .ingest import Rejection
 from .limits import Limiter
 from .logs import Outage
 from .metrics import Metrics, serve_http
-from .monitors.base import Closeable, InlineMonitor, Monitor
-from .monitors.pool import PooledMonitor
+from .monitors.base import Closeable, InlineMonitor, Monitor, MonitorFailure
+from .monitors.pool import Judged, PooledMonitor
 from .observe import Observer
 from .offsets import OffsetTracker, Ticket
 from .pipeline import Pipeline, Work
 from .policy import Policy
 from .publish import Outgoing, Publisher
+from .runs import Duplicate, Ended, OpenRun, Runs
 from .schema import Trajectory
 from .settings import GatewaySettings
 from .supervise import Supervisor
@@ -130,8 +137,16 @@ class Gateway:
             log_level=logging.DEBUG,  # FastStream's per-message lines; ours are INFO
             graceful_timeout=settings.shutdown_grace,
         )
+        # runs sent step by step (issue 36), when CONSUME_STEPS: same group, same offsets
+        self.runs = Runs(settings.max_open_runs, settings.max_open_run_bytes,
+                         settings.run_timeout, settings.max_message_bytes)
+        self.metrics.open_runs.set_function(lambda: len(self.runs.open))
+        self.metrics.open_run_bytes.set_function(lambda: self.runs.size)
+        topics = [settings.input_topic]
+        if settings.consume_steps:
+            topics.append(settings.step_topic)
         self._subscriber = self.broker.subscriber(
-            settings.input_topic,
+            *topics,
             group_id=settings.group_id,
             batch=True,
             max_records=settings.fetch_max_records,
@@ -139,7 +154,7 @@ class Gateway:
             ack_policy=AckPolicy.MANUAL,  # never commit on receipt: the committer commits
             no_reply=True,  # the gateway writes to its verdict and dead-letter topics only
             auto_offset_reset=settings.auto_offset_reset,
-            listener=self.committer.listener(self._assigned),
+            listener=self.committer.listener(self._assigned, self.runs.forget),
             max_partition_fetch_bytes=max(1024 * 1024, settings.max_message_bytes + 1024),
         )
 
@@ -195,9 +210,13 @@ class Gateway:
         self.supervisor.start("commits", self.committer.run)
         self.supervisor.start("backend", self._follow_backend)
         self.supervisor.start("broker", self._watch_broker)
+        if settings.consume_steps:
+            self.supervisor.start("runs", self._expire_runs)
         log.info(
             "gateway consuming %s as group %s with monitor %s, concurrency %d; metrics %s",
-            settings.input_topic, settings.group_id, self.monitor.card.name,
+            settings.input_topic + (f" and runs step by step on {settings.step_topic}"
+                                    if settings.consume_steps else ""),
+            settings.group_id, self.monitor.card.name,
             settings.concurrency,
             f"on http://{settings.metrics_host}:{settings.metrics_port}/metrics"
             if settings.metrics_port else "off",
@@ -215,12 +234,14 @@ class Gateway:
         if consumer is not None:
             consumer.pause(*consumer.assignment())
         deadline = time.monotonic() + self.settings.shutdown_grace
-        while self.tracker.in_flight() and time.monotonic() < deadline:  # noqa: ASYNC110
+        # records open runs hold wait for steps that will not come now: not waited for
+        while self._busy() and time.monotonic() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.05)
         await self.committer.commit()
         unfinished = self.tracker.in_flight()
         if unfinished:
-            log.warning("abandoned %d in-flight trajectories, left uncommitted", unfinished)
+            log.warning("abandoned %d in-flight records (%d of them in %d open runs), left "
+                        "uncommitted", unfinished, self.runs.held(), len(self.runs.open))
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
@@ -234,6 +255,9 @@ class Gateway:
         await asyncio.to_thread(self.tracing.shutdown)  # flushes spans over the network
         log.info("stopped: every finished trajectory's offset committed; %d abandoned "
                  "uncommitted (the group's next owner judges them again)", unfinished)
+
+    def _busy(self) -> int:
+        return self.tracker.in_flight() - self.runs.held()
 
     async def healthy(self) -> bool:
         """Connected and consuming: the consume loop and every background loop run, the
@@ -259,6 +283,9 @@ class Gateway:
                 return
             work = self.pipeline.receive(record, ticket)
             try:
+                if record.topic != self.settings.input_topic:  # the step topic
+                    await self._step(work)
+                    continue
                 outcome = self.pipeline.first(work)
                 if not isinstance(outcome, Outgoing):  # to judge: a trajectory, or the record
                     # a slot first, then a task: at most the limit's worth of tasks exist,
@@ -277,6 +304,126 @@ class Gateway:
             await self._send(await self.pipeline.judge(work, trajectory, slot), work)
         except Exception as exc:
             await self._fault(work, exc)
+
+    async def _step(self, work: Work) -> None:
+        """A step topic's record: held in its run (its offset committed only with the run's
+        final verdict), skipped as a duplicate, or dead-lettered. A step that flags has its
+        step verdict published at once; a run's end, or a bound, closes it for judging."""
+        received, evicted = self.runs.receive(work)
+        for run in evicted:
+            self._close(run)
+        if isinstance(received, Rejection):
+            self.metrics.step_messages.inc("invalid")
+            await self._send(self.pipeline.dead_letter(work, received), work)
+            return
+        self._pending.release()  # held records are bounded by the open runs' bounds
+        self.pipeline.observer.sent(work.span, None)
+        if isinstance(received, Duplicate):
+            self.metrics.step_messages.inc("duplicate")
+            self.committer.done(work.ticket)
+        elif isinstance(received, Ended):
+            self.metrics.step_messages.inc("ended")
+            self._close(received.run)
+        else:
+            self.metrics.step_messages.inc("held")
+            if received.step is None:
+                return
+            try:
+                await self._judge_step(received.run, work, received.step)
+            except Exception:  # the record is its run's now: the run's end decides
+                log.exception("cannot judge step %d of run %r", received.step, received.run.id)
+                self.pipeline.observer.fault()
+
+    async def _judge_step(self, run: OpenRun, work: Work, index: int) -> None:
+        """A step judged alone on the fetch loop (a monitor with a step-wise call), or the
+        run so far on a task of its own (a monitor without one, when the settings ask)."""
+        if self.pipeline.stepwise is None:
+            if self._judges_so_far(run, index):
+                run.judged_so_far += 1
+                run.unacknowledged += 1
+                self._spawn(self._judge_so_far(run, work, run.trajectory(), index))
+            return
+        start = run.start
+        message = self.pipeline.judge_step(work, run.id, start.request, run.steps, index,
+                                           start.metadata)
+        if message is not None:
+            run.unacknowledged += 1
+            await self._publish_step(run, message, index)
+
+    def _judges_so_far(self, run: OpenRun, index: int) -> bool:
+        settings = self.settings
+        if run.judged_so_far >= settings.step_judge_budget:
+            return False
+        return bool(settings.step_judge_tool_calls and run.steps[index].tool_calls) or bool(
+            settings.step_judge_every and (index + 1) % settings.step_judge_every == 0)
+
+    async def _judge_so_far(self, run: OpenRun, work: Work, so_far: Trajectory,
+                            index: int) -> None:
+        try:
+            message = await self.pipeline.judge_so_far(work, so_far)
+        except Exception:  # an early warning lost; the run's end still decides
+            log.exception("cannot judge run %r so far", run.id)
+            self.pipeline.observer.fault()
+            message = None
+        if message is None:
+            run.unacknowledged -= 1
+            self._finished(run)
+            return
+        await self._publish_step(run, message, index)
+
+    async def _publish_step(self, run: OpenRun, message: Outgoing, index: int) -> None:
+        """A step verdict (counted in ``run.unacknowledged`` by the caller) sent; the run's
+        first flag observed."""
+        if run.flagged_step is None:
+            run.flagged_step = index
+            self.metrics.time_to_flag.observe(time.perf_counter() - run.opened.started)
+            self.metrics.steps_to_flag.observe(index + 1)
+
+        def acknowledged(sent: Outgoing) -> None:
+            run.unacknowledged -= 1
+            self._acknowledged(sent, run)
+
+        await self.publisher.send(message, acknowledged)
+
+    def _close(self, run: OpenRun) -> None:
+        """Judge a run closed by its end or by a bound, as a whole, on a task of its own."""
+        self.metrics.runs_closed.inc(run.incomplete or "complete")
+        self._spawn(self._judge_run(run))
+
+    async def _judge_run(self, run: OpenRun) -> None:
+        work = run.works[-1]
+        try:
+            trajectory: Trajectory | Judged = run.trajectory()
+        except ValueError:  # an incomplete run without a step
+            trajectory = Judged(run.id, run.start.task_type, run.start.metadata, MonitorFailure(
+                f"incomplete run ({run.incomplete}) with nothing to judge", attempts=0), [])
+        try:
+            outcome = await self.pipeline.judge_run(work, trajectory, run.incomplete)
+        except Exception as exc:
+            outcome = self.pipeline.fault(work, exc)
+
+        def acknowledged(sent: Outgoing) -> None:
+            run.final_acknowledged = True
+            self._acknowledged(sent, run)
+
+        await self.publisher.send(outcome, acknowledged)
+
+    def _acknowledged(self, sent: Outgoing, run: OpenRun) -> None:
+        """One of a run's verdicts acknowledged; once all are (its final verdict and every
+        step verdict), its records may be committed past."""
+        if sent.acknowledged is not None:
+            try:
+                sent.acknowledged()
+            except Exception:  # metrics must never keep a run from finishing
+                log.exception("cannot count an acknowledged message")
+                self.pipeline.observer.fault()
+        self._finished(run)
+
+    def _finished(self, run: OpenRun) -> None:
+        if run.finished and not run.released:
+            run.released = True
+            for work in run.works:
+                self.committer.done(work.ticket)
 
     async def _fault(self, work: Work, exc: Exception) -> None:
         """If even the dead letter cannot be made or sent, the record stays unfinished: its
@@ -334,6 +481,13 @@ class Gateway:
         consumer = self._consumer()
         if self._paused and consumer is not None:  # still waiting out an outage
             consumer.pause(*assigned)
+
+    async def _expire_runs(self) -> None:
+        """Judge each run silent past ``RUN_TIMEOUT`` as incomplete."""
+        while True:
+            await asyncio.sleep(min(1.0, self.settings.run_timeout / 4))
+            for run in self.runs.expired():
+                self._close(run)
 
     async def _watch_broker(self, every: float = 2.0) -> None:
         """One line when the broker stops answering and one when it answers again, with

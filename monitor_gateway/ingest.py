@@ -6,12 +6,24 @@ Pure functions: no I/O, so every malformed shape is testable without a broker.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pydantic import ValidationError
 
-from .schema import CATEGORIES, DeadLetter, DeadLetterError, ReplayTag, Trajectory, utcnow
+from .schema import (
+    CATEGORIES,
+    RUN_MESSAGE,
+    DeadLetter,
+    DeadLetterError,
+    ReplayTag,
+    RunEnd,
+    RunStart,
+    RunStep,
+    Trajectory,
+    utcnow,
+)
 
 REPLAY_RUN = "x-monitor-replay-run"
 REPLAY_LABEL = "x-monitor-replay-label"
@@ -20,6 +32,7 @@ REPLAY_PAIR = "x-monitor-replay-pair"
 REPLAY_HEADERS = (REPLAY_RUN, REPLAY_LABEL, REPLAY_CATEGORY, REPLAY_PAIR)
 # base64 grows a value by a third; 512 KiB of it stays under Kafka's default 1 MiB limit
 DEAD_LETTER_VALUE_MAX = 512 * 1024
+M = TypeVar("M")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +43,16 @@ class Rejection:
 
 def parse_trajectory(value: bytes | None, max_bytes: int) -> Trajectory | Rejection:
     """Validate a record value against the CONTRACT's Trajectory schema."""
+    return _parse(value, max_bytes, Trajectory.model_validate_json)
+
+
+def parse_run_message(value: bytes | None, max_bytes: int
+                      ) -> RunStart | RunStep | RunEnd | Rejection:
+    """Validate a step topic's record value: a run's start, one of its steps, or its end."""
+    return _parse(value, max_bytes, RUN_MESSAGE.validate_json)
+
+
+def _parse(value: bytes | None, max_bytes: int, validate: Callable[[str], M]) -> M | Rejection:
     if value is None:
         return Rejection("invalid_json", "the record has no value (tombstone)")
     if len(value) > max_bytes:
@@ -39,7 +62,7 @@ def parse_trajectory(value: bytes | None, max_bytes: int) -> Trajectory | Reject
     except UnicodeDecodeError as exc:
         return Rejection("invalid_utf8", str(exc))
     try:
-        return Trajectory.model_validate_json(text)
+        return validate(text)
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_input=False)
         if errors and errors[0]["type"] == "json_invalid":

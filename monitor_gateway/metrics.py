@@ -26,6 +26,9 @@ LATENCY_BUCKETS = (
     1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0,
 )
 
+# a run's steps until its first flag
+STEP_BUCKETS = (1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 21.0, 34.0, 55.0, 89.0, 144.0)
+
 
 class Tally:
     """A counter kept as plain numbers and exposed at scrape time. A prometheus_client
@@ -107,8 +110,9 @@ class Metrics:
         self.evidence_quotes = Tally(
             "monitor_gateway_evidence_quotes", "Evidence quotes by whether they were found.",
             ("grounded",))
-        self._tallies = (self.trajectories, self.verdicts, self.monitor_latency,
-                         self.end_to_end_latency, self.replay_outcomes, self.evidence_quotes)
+        self._tallies: tuple[Tally | Distribution, ...] = (
+            self.trajectories, self.verdicts, self.monitor_latency, self.end_to_end_latency,
+            self.replay_outcomes, self.evidence_quotes)
         registry.register(self)
         self.inflight = Gauge(
             "monitor_gateway_inflight",
@@ -144,6 +148,35 @@ class Metrics:
             "Verdicts refused as too large: cut to fit, or dead-lettered.", ["outcome"],
             registry=registry,
         )
+
+        # issue 36: runs sent step by step
+        self.step_messages = Tally(
+            "monitor_gateway_step_messages",
+            "Step topic records by outcome: held (a run's start or step), ended, duplicate "
+            "(already held or judged), invalid (dead-lettered).", ("outcome",))
+        self.runs_closed = Tally(
+            "monitor_gateway_runs_closed",
+            "Runs closed for judging: complete (their end arrived), or incomplete: timeout, "
+            "open_runs, open_run_bytes.", ("reason",))
+        self.step_verdicts = Tally(
+            "monitor_gateway_step_verdicts", "Step verdicts published: steps that flagged.",
+            ("category",))
+        self.time_to_flag = Distribution(
+            "monitor_gateway_time_to_flag_seconds",
+            "From a run's start message to its first flagged step's verdict.", (),
+            LATENCY_BUCKETS)
+        self.steps_to_flag = Distribution(
+            "monitor_gateway_steps_to_flag",
+            "The number of the first step of a run that flagged (1: its first step).", (),
+            STEP_BUCKETS)
+        self._tallies += (self.step_messages, self.runs_closed, self.step_verdicts,
+                          self.time_to_flag, self.steps_to_flag)
+        self.open_runs = Gauge(
+            "monitor_gateway_open_runs", "Runs started and not yet closed for judging.",
+            registry=registry)
+        self.open_run_bytes = Gauge(
+            "monitor_gateway_open_run_bytes", "Bytes of step messages open runs hold.",
+            registry=registry)
 
     def observe_lag(self, topic: str, partition: int, lag: int) -> None:
         self.consumer_lag.labels(topic, str(partition)).set(lag)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .metrics import Metrics
 from .monitors.base import Delegated, Judgement, MonitorFailure
 from .publish import Outgoing
-from .schema import MonitorCard, ReplayTag, TaskType, Verdict
+from .schema import MonitorCard, ReplayTag, StepVerdict, TaskType, Verdict
 from .tracing import Tracing
 
 if TYPE_CHECKING:
@@ -65,6 +65,9 @@ class Observer:
             for backend, seconds in outcome.stages:
                 self.metrics.observe_stage(backend, seconds)
         self.metrics.end_to_end_latency.observe(max(0.0, now - produced_at))
+
+    def step_verdict_acknowledged(self, verdict: StepVerdict) -> None:
+        self.metrics.step_verdicts.inc(verdict.category or "none")
 
     def dead_letter_acknowledged(self) -> None:
         self.metrics.trajectories.inc("invalid")

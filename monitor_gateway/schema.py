@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     StrictStr,
+    TypeAdapter,
     model_validator,
 )
 
@@ -29,8 +30,14 @@ TaskType = Literal["qa", "code", "reasoning", "agent"]
 ReplayLabel = Literal["misbehavior", "benign"]
 # the last two are extensions (docs/messages.md): a verdict that cannot be made to fit the broker's
 # message size, and a fault of the gateway's own on one record
+# the last two of which are issue 36's: a step message of no open run, and one that skips
+# a sequence number
 DeadLetterError = Literal["invalid_json", "invalid_utf8", "invalid_schema", "too_large",
-                          "verdict_too_large", "internal_error"]
+                          "verdict_too_large", "internal_error", "unknown_run",
+                          "sequence_gap"]
+# why a run was judged without its end message (issue 36): silent past RUN_TIMEOUT, or
+# the oldest open run when MAX_OPEN_RUNS or MAX_OPEN_RUN_BYTES was reached
+Incomplete = Literal["timeout", "open_runs", "open_run_bytes"]
 
 
 def _iso_millis(value: datetime) -> str:
@@ -102,6 +109,12 @@ class Step(_Input):
     content: StrictStr = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
 
+    def texts(self, index: int) -> Iterator[tuple[str, str]]:
+        """The step's texts with their evidence ``source`` names, as ``steps[index]``."""
+        yield f"steps[{index}].content", self.content
+        for j, call in enumerate(self.tool_calls):
+            yield f"steps[{index}].tool_calls[{j}].arguments", call.arguments_text
+
 
 class Trajectory(_Input):
     id: StrictStr = Field(min_length=1, max_length=256)
@@ -121,9 +134,7 @@ class Trajectory(_Input):
         """Every judged text with its evidence ``source`` name, in reading order."""
         yield "request", self.request
         for i, step in enumerate(self.steps):
-            yield f"steps[{i}].content", step.content
-            for j, call in enumerate(step.tool_calls):
-                yield f"steps[{i}].tool_calls[{j}].arguments", call.arguments_text
+            yield from step.texts(i)
         yield "response", self.response
 
     def agent_texts(self) -> Iterator[tuple[str, str]]:
@@ -136,6 +147,55 @@ class Trajectory(_Input):
             for j, call in enumerate(step.tool_calls):
                 yield f"steps[{i}].tool_calls[{j}].arguments", call.arguments_text
         yield "response", self.response
+
+
+# --- step by step (issue 36): a run as it happens, on the step topic ----------------------
+
+
+class RunStart(_Input):
+    """A run's first message (``seq`` 0): what the agent was asked."""
+
+    type: Literal["start"]
+    trajectory_id: StrictStr = Field(min_length=1, max_length=256)
+    seq: Literal[0]
+    request: StrictStr
+    task_type: TaskType | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunStep(_Input):
+    """One step of a run, as it happened: ``seq`` k carries ``steps[k-1]``."""
+
+    type: Literal["step"]
+    trajectory_id: StrictStr = Field(min_length=1, max_length=256)
+    seq: int = Field(ge=1)
+    step: Step
+
+
+class RunEnd(_Input):
+    """A run's last message: ``seq`` is its number of steps plus one."""
+
+    type: Literal["end"]
+    trajectory_id: StrictStr = Field(min_length=1, max_length=256)
+    seq: int = Field(ge=1)
+    response: StrictStr = ""
+
+
+# any message of the step topic, told apart by ``type``
+RunMessage = Annotated[RunStart | RunStep | RunEnd, Field(discriminator="type")]
+RUN_MESSAGE: TypeAdapter[RunStart | RunStep | RunEnd] = TypeAdapter(RunMessage)
+
+
+def run_messages(trajectory: Trajectory) -> list[RunStart | RunStep | RunEnd]:
+    """A whole trajectory as the messages that send it step by step."""
+    start = RunStart(type="start", trajectory_id=trajectory.id, seq=0,
+                     request=trajectory.request, task_type=trajectory.task_type,
+                     metadata=trajectory.metadata)
+    steps = [RunStep(type="step", trajectory_id=trajectory.id, seq=i + 1, step=step)
+             for i, step in enumerate(trajectory.steps)]
+    end = RunEnd(type="end", trajectory_id=trajectory.id, seq=len(steps) + 1,
+                 response=trajectory.response)
+    return [start, *steps, end]
 
 
 class ReplayTag(BaseModel):
@@ -198,6 +258,31 @@ class Verdict(BaseModel):
     # extension: what was cut so that the verdict fits the broker's message size, e.g.
     # ["metadata", "evidence[2].quote"]; null when nothing was
     cut: list[str] | None = None
+    # extension (issue 36): a run sent step by step that was judged without its end
+    # message, and why; null for whole trajectories and complete runs
+    incomplete: Incomplete | None = None
+
+
+class StepVerdict(BaseModel):
+    """A step of a run that flagged as it streamed in (issue 36): evidence offsets point
+    into that step's texts (``steps[N].content``, ``steps[N].tool_calls[M].arguments``)."""
+
+    trajectory_id: str
+    seq: int
+    step: int  # N: the index of the step in the run's steps
+    flagged: bool
+    score: float = Field(ge=0.0, le=1.0)
+    threshold: float
+    category: Category | None = None
+    severity: Severity | None = None
+    evidence: list[Evidence] = Field(default_factory=list)
+    rationale: str | None = None
+    monitor: MonitorCard
+    replay_run: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    received_at: Timestamp
+    decided_at: Timestamp
+    latency_ms: Latency
 
 
 class DeadLetter(BaseModel):

@@ -32,6 +32,10 @@ class KafkaSettings(BaseSettings):
     """The topic the review sampler sends the verdicts it picked for review to."""
     labels_topic: str = "monitor.labels"
     """The topic reviewers' labels go to: the durable record of the review loop."""
+    step_topic: str = "agent.steps"
+    """The topic runs arrive on step by step (start, steps, end), keyed by trajectory id."""
+    step_verdict_topic: str = "monitor.step-verdicts"
+    """The topic a step that flags as its run streams in goes to (a step verdict)."""
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     """How to reach the brokers."""
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
@@ -164,6 +168,27 @@ class GatewaySettings(KafkaSettings):
     monitor's choice (`offline`: one a core, at most 4; `rules` and `classifier`: none)."""
     otlp_endpoint: str | None = None
     """An OTLP/HTTP collector's base URL (`http://otel-collector:4318`): turns tracing on."""
+    consume_steps: bool = False
+    """Whether to consume the step topic too: runs sent step by step, each judged as its
+    steps arrive and as a whole at its end."""
+    max_open_runs: int = Field(default=10_000, ge=1)
+    """The most runs open at once (started, not ended); past it the oldest is judged as
+    incomplete (`open_runs`)."""
+    max_open_run_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
+    """The most bytes of step messages open runs hold; past it the oldest is judged as
+    incomplete (`open_run_bytes`)."""
+    run_timeout: float = Field(default=300.0, gt=0)
+    """Seconds a run may stay silent before it is judged as incomplete (`timeout`)."""
+    step_judge_tool_calls: bool = False
+    """For a monitor without a step-wise call (the LLM judge, the cascade): judge the run
+    so far at each step with tool calls, before their results, within
+    `STEP_JUDGE_BUDGET`."""
+    step_judge_every: int = Field(default=0, ge=0)
+    """For such a monitor: judge the run so far every N steps (0: not by count), within
+    `STEP_JUDGE_BUDGET`."""
+    step_judge_budget: int = Field(default=4, ge=0)
+    """The most judgements of one run so far by such a monitor before its end (each is a
+    whole call: an LLM's tokens)."""
 
 S = TypeVar("S", bound=BaseSettings)
 

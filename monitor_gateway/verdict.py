@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from .monitors.base import Judgement, MonitorFailure
 from .policy import Policy
-from .schema import Evidence, Latency, MonitorCard, ReplayTag, Verdict, utcnow
+from .schema import Evidence, Incomplete, Latency, MonitorCard, ReplayTag, Verdict, utcnow
 
 
 class Subject(Protocol):
@@ -33,6 +33,7 @@ def build_verdict(
     received_at: datetime,
     monitor_seconds: float,
     gateway_seconds: float,
+    incomplete: Incomplete | None = None,
 ) -> Verdict:
     """``card`` is the monitor that judged (a cascade's deciding stage); the policy decides
     ``flagged`` and labels the card with the threshold it applied."""
@@ -47,6 +48,7 @@ def build_verdict(
         "received_at": received_at,
         "decided_at": utcnow(),
         "latency_ms": Latency(monitor=monitor_seconds * 1000, gateway=gateway_seconds * 1000),
+        "incomplete": incomplete,
     }
     if isinstance(outcome, MonitorFailure):
         flagged, score = policy.failed()

@@ -116,6 +116,12 @@ def replay(
     as_production: Annotated[bool, typer.Option(
         help="send without the label headers, as production traffic, and collect nothing "
              "(the review loop's labels measure it: review --auto-from)")] = False,
+    steps: Annotated[bool, typer.Option(
+        "--steps", help="send each sample step by step to the step topic, as a run happening "
+                        "now (the gateway needs CONSUME_STEPS), and report time to "
+                        "detection")] = False,
+    pace: Annotated[float, typer.Option(
+        help="with --steps: seconds between a run's messages")] = 0.05,
 ) -> None:
     """Stream a benchmark through a running gateway and print MR/FAR."""
     try:
@@ -137,13 +143,15 @@ def replay(
             run(run_canary(settings, samples, rate=rate, loop=loop, console=console))
         return
     report, results = run(run_replay(settings, samples, dataset=dataset, console=console,
-                                     rate=rate, timeout=timeout, seed=seed))
+                                     rate=rate, timeout=timeout, seed=seed,
+                                     pace=pace if steps else None))
     if report["missing"] < report["n"]:  # an empty table is not a result
         _finish(report, results, json_path, plot)
     if report["missing"]:
         console.print(
             f"[red]error:[/red] {report['missing']} of {report['n']} samples got no verdict "
-            f"within {timeout:g} s (--timeout): is a gateway consuming {settings.input_topic} "
+            f"within {timeout:g} s (--timeout): is a gateway consuming "
+            f"{settings.step_topic if steps else settings.input_topic} "
             f"and publishing to {settings.verdict_topic} on {settings.kafka_bootstrap}, and "
             f"keeping up? Samples it refused are dead letters on {settings.dlq_topic}.",
             highlight=False)

@@ -15,7 +15,7 @@ from monitor_gateway.settings import KafkaSettings
 
 from .client import Replay, Result, pair_order
 from .dataset import Sample
-from .report import build_report
+from .report import build_report, time_to_detection
 
 
 async def run_replay(
@@ -27,7 +27,10 @@ async def run_replay(
     rate: float | None = None,
     timeout: float = 30.0,
     seed: int | None = None,
+    pace: float | None = None,
 ) -> tuple[dict[str, Any], list[Result]]:
+    """``pace``: send each sample step by step to the step topic, its messages ``pace``
+    seconds apart (``replay --steps``), and report time to detection."""
     run_id = f"replay-{uuid.uuid4().hex[:12]}"
     ordered = pair_order(samples, seed)
     columns = (TextColumn("{task.description:<9}"), BarColumn(), MofNCompleteColumn(),
@@ -35,7 +38,7 @@ async def run_replay(
     with Progress(*columns, console=console, transient=False) as progress:
         sent = progress.add_task("sent", total=len(ordered))
         judged = progress.add_task("verdicts", total=len(ordered))
-        async with Replay(settings, run_id) as replay:
+        async with Replay(settings, run_id, pace=pace) as replay:
             started = time.monotonic()
             collecting = asyncio.create_task(
                 replay.collect(timeout, on_verdict=lambda: progress.advance(judged))
@@ -43,9 +46,11 @@ async def run_replay(
             await replay.send(ordered, rate, on_sent=lambda: progress.advance(sent))
             await collecting
             elapsed = time.monotonic() - started
-    results = list(replay.results.values())
+    results = replay.stepped()
     report = build_report(run_id=run_id, dataset=dataset, results=results,
                           missing=len(replay.missing), elapsed_s=elapsed, rate=rate)
+    if pace is not None:
+        report["time_to_detection"] = time_to_detection(results, pace)
     return report, results
 
 

@@ -14,6 +14,10 @@ reply without tool calls the response. The trajectory's id is the top-level run'
 An agent written as the user's own loop (``model.invoke`` and ``tool.invoke`` called
 again and again) starts a top-level run at every call; ``with monitor.agent_run():``
 around the loop makes them one trajectory, sent when the block ends.
+
+``TrajectoryCallbackHandler(steps=True)`` sends each run step by step instead, to the step
+topic: each model reply and tool output as it happens, so the gateway judges it at once,
+then the end when the run ends.
 """
 
 from __future__ import annotations
@@ -38,9 +42,11 @@ except ImportError as exc:
 
 
 class TrajectoryCallbackHandler(BaseCallbackHandler):
-    def __init__(self, outbox: Outbox | None = None, max_runs: int = 1000) -> None:
+    def __init__(self, outbox: Outbox | None = None, max_runs: int = 1000,
+                 steps: bool = False) -> None:
         self.outbox = outbox or Outbox()
         self.max_runs = max_runs
+        self.steps = steps  # send each run step by step, as it happens
         self._root: dict[UUID, UUID] = {}  # every run in progress -> its top-level run
         self._runs: dict[UUID, Run] = {}
         self._lock = threading.Lock()
@@ -55,7 +61,7 @@ class TrajectoryCallbackHandler(BaseCallbackHandler):
         ends, or fails, with ``run_id`` (a new one by default) as its id."""
         group = run_id or uuid4()
         with self._lock:
-            self._runs[group] = Run()
+            self._runs[group] = self._new(group)
         token = self._agent_run.set(group)
         try:
             yield group
@@ -75,7 +81,15 @@ class TrajectoryCallbackHandler(BaseCallbackHandler):
             self._root[run_id] = root
             if root not in self._runs and len(self._runs) >= self.max_runs:
                 del self._runs[next(iter(self._runs))]  # a run that never ended
-            return self._runs.setdefault(root, Run())
+            run = self._runs.get(root)
+            if run is None:
+                run = self._runs[root] = self._new(root)
+            return run
+
+    def _new(self, run_id: UUID) -> Run:
+        if not self.steps:
+            return Run()
+        return Run(stream=self.outbox.offer, run_id=str(run_id), metadata=_metadata(run_id))
 
     def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *,
                        run_id: UUID, parent_run_id: UUID | None = None, **_: Any) -> None:
@@ -141,9 +155,13 @@ class TrajectoryCallbackHandler(BaseCallbackHandler):
 
     def _send(self, run_id: UUID, run: Run) -> None:
         trajectory = run.trajectory(
-            str(run_id), {"run_id": str(run_id), "source": "langchain"}, "langchain",
+            str(run_id), _metadata(run_id), "langchain",
             "an agent written as a loop of invokes makes one run a call: wrap the loop in "
             "'with handler.agent_run():'")
         if trajectory is not None:
-            self.outbox.offer(trajectory)
+            run.ended(trajectory, self.outbox.offer)
+
+
+def _metadata(run_id: UUID) -> dict[str, str]:
+    return {"run_id": str(run_id), "source": "langchain"}
 

@@ -16,6 +16,11 @@ your own records no model span, so its trajectory would have only its tool steps
 adapter warns). The SDK records model inputs and outputs in spans only while
 ``RunConfig.trace_include_sensitive_data`` is on (its default). Either way, a trajectory
 is sent when its trace ends.
+
+``TrajectoryProcessor(steps=True)`` sends each run the hooks record step by step instead,
+to the step topic: each model response and tool result as it happens, so the gateway
+judges it at once, then the end when the trace ends (runs recorded from spans alone are
+sent whole: spans end in no order a run can be streamed in).
 """
 
 from __future__ import annotations
@@ -46,9 +51,11 @@ except ImportError as exc:
 
 
 class TrajectoryProcessor(TracingProcessor):
-    def __init__(self, outbox: Outbox | None = None, max_traces: int = 1000) -> None:
+    def __init__(self, outbox: Outbox | None = None, max_traces: int = 1000,
+                 steps: bool = False) -> None:
         self.outbox = outbox or Outbox()
         self.max_traces = max_traces
+        self.steps = steps  # send each hooked run step by step, as it happens
         self._spans: OrderedDict[str, list[Span[Any]]] = OrderedDict()
         self._hooked: OrderedDict[str, Run] = OrderedDict()  # runs the hooks recorded
         self._lock = threading.Lock()
@@ -72,8 +79,12 @@ class TrajectoryProcessor(TracingProcessor):
             spans = self._spans.pop(trace.trace_id, [])
             hooked = self._hooked.pop(trace.trace_id, None)
         trajectory = assemble(trace, spans) if hooked is None else _finish(trace, hooked)
-        if trajectory is not None:
+        if trajectory is None:
+            return
+        if hooked is None:
             self.outbox.offer(trajectory)
+        else:
+            hooked.ended(trajectory, self.outbox.offer)
 
     def hooked_run(self) -> Run | None:
         """The run the hooks record for the current trace (None outside a trace)."""
@@ -83,7 +94,12 @@ class TrajectoryProcessor(TracingProcessor):
         with self._lock:
             if trace.trace_id not in self._hooked and len(self._hooked) >= self.max_traces:
                 self._hooked.popitem(last=False)  # a trace that never ended
-            return self._hooked.setdefault(trace.trace_id, Run())
+            run = self._hooked.get(trace.trace_id)
+            if run is None:
+                run = self._hooked[trace.trace_id] = Run(
+                    stream=self.outbox.offer, run_id=trace.trace_id,
+                    metadata=_metadata(trace)) if self.steps else Run()
+            return run
 
     def shutdown(self) -> None:
         self.outbox.flush()
@@ -135,10 +151,13 @@ def assemble(trace: Trace, spans: list[Span[Any]]) -> Trajectory | None:
     return _finish(trace, run)
 
 
+def _metadata(trace: Trace) -> dict[str, Any]:
+    return {"trace_id": trace.trace_id, "source": "openai-agents",
+            "workflow": trace.name} | dict(getattr(trace, "metadata", None) or {})
+
+
 def _finish(trace: Trace, run: Run) -> Trajectory | None:
-    metadata = {"trace_id": trace.trace_id, "source": "openai-agents",
-                "workflow": trace.name} | dict(getattr(trace, "metadata", None) or {})
-    return run.trajectory(trace.trace_id, metadata, "openai-agents",
+    return run.trajectory(trace.trace_id, _metadata(trace), "openai-agents",
                           "a Model of your own records no model spans: pass "
                           "hooks=processor.hooks to Runner.run")
 

@@ -1,8 +1,10 @@
 """Sending from inside an agent without ever slowing or failing it.
 
-An adapter runs on the agent's own threads; Kafka may be slow or down. So trajectories go
-into a bounded queue, a daemon thread sends them through the client, and when the queue is
-full the newest is dropped, counted, and warned about (at most once a minute).
+An adapter runs on the agent's own threads; Kafka may be slow or down. So trajectories (or
+a run's messages, sent step by step) go into a bounded queue, a daemon thread sends them
+through the client in the order queued, and when the queue is full the newest is dropped,
+counted, and warned about (at most once a minute). A run whose step was dropped is judged
+as incomplete by the gateway (its later messages are dead letters: ``sequence_gap``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import threading
 import time
 
 from ..client import SyncTrajectoryProducer
-from ..schema import Trajectory
+from ..schema import RunEnd, RunStart, RunStep, Trajectory
 from ..settings import KafkaSettings
 
 log = logging.getLogger(__name__)
@@ -26,14 +28,16 @@ class Outbox:
         self.dropped = 0
         self.sent = 0
         self.retry_after = retry_after
-        self._queue: queue.Queue[Trajectory] = queue.Queue(maxsize=capacity)
+        self._queue: queue.Queue[Trajectory | RunStart | RunStep | RunEnd] = \
+            queue.Queue(maxsize=capacity)
         self._warned = 0.0
         self._thread = threading.Thread(target=self._run, name="monitor-gateway-outbox",
                                         daemon=True)
         self._thread.start()
 
-    def offer(self, trajectory: Trajectory) -> bool:
-        """Queue ``trajectory`` for sending; False (and counted) if the queue is full."""
+    def offer(self, trajectory: Trajectory | RunStart | RunStep | RunEnd) -> bool:
+        """Queue ``trajectory`` (or a run's message) for sending; False (and counted) if
+        the queue is full."""
         try:
             self._queue.put_nowait(trajectory)
             return True
@@ -58,9 +62,12 @@ class Outbox:
             try:
                 with SyncTrajectoryProducer(self.settings) as producer:
                     while True:
-                        trajectory = self._queue.get()
+                        item = self._queue.get()
                         try:
-                            producer.send(trajectory)
+                            if isinstance(item, Trajectory):
+                                producer.send(item)
+                            else:
+                                producer.send_message(item)
                             self.sent += 1
                         except Exception:
                             self.dropped += 1  # the one in hand when the connection broke

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client import Counter
 
-from ..schema import Step, ToolCall, Trajectory
+from ..schema import RunEnd, RunStart, RunStep, Step, ToolCall, Trajectory
 
 log = logging.getLogger(__name__)
 # in the agent's process, on the default registry its /metrics (if any) serves
@@ -29,6 +29,11 @@ class Run:
     request: str = ""
     response: str = ""
     steps: list[Step] = field(default_factory=list)
+    # sent step by step (an adapter's ``steps=True``, issue 36): where each message goes
+    # as it happens, and the run's id and metadata (those its trajectory would have)
+    stream: Callable[[RunStart | RunStep | RunEnd], object] | None = None
+    run_id: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     def asked(self, text: str) -> None:
         """The user's request; the first one asked is the run's."""
@@ -38,15 +43,35 @@ class Run:
     def said(self, text: str, calls: Sequence[tuple[str, Any]] = ()) -> None:
         """An assistant turn: its text and its tool calls as (name, arguments), arguments
         an object or a JSON string. The last turn without calls is the response."""
-        self.steps.append(Step(role="assistant", content=text, tool_calls=[
-            ToolCall(name=name, arguments=_arguments(arguments)) for name, arguments in calls]))
         if not calls and text:
             self.response = text
+        self._add(Step(role="assistant", content=text, tool_calls=[
+            ToolCall(name=name, arguments=_arguments(arguments)) for name, arguments in calls]))
 
     def answered(self, result: Any) -> None:
         """A tool's result."""
-        self.steps.append(Step(role="tool", content=result if isinstance(result, str)
-                               else json.dumps(result, default=str, ensure_ascii=False)))
+        self._add(Step(role="tool", content=result if isinstance(result, str)
+                       else json.dumps(result, default=str, ensure_ascii=False)))
+
+    def _add(self, step: Step) -> None:
+        """A step, sent at once when streaming (after the run's start, with its first)."""
+        self.steps.append(step)
+        if self.stream is None:
+            return
+        if len(self.steps) == 1:
+            self.stream(RunStart(type="start", trajectory_id=self.run_id, seq=0,
+                                 request=self.request, metadata=self.metadata))
+        self.stream(RunStep(type="step", trajectory_id=self.run_id, seq=len(self.steps),
+                            step=step))
+
+    def ended(self, trajectory: Trajectory, send: Callable[[Trajectory], object]) -> None:
+        """The run is over: its trajectory sent whole by ``send``, or, streaming, its end
+        message (its steps went as they happened)."""
+        if self.stream is None:
+            send(trajectory)
+        else:
+            self.stream(RunEnd(type="end", trajectory_id=self.run_id,
+                               seq=len(self.steps) + 1, response=self.response))
 
     def trajectory(self, run_id: str, metadata: dict[str, Any], adapter: str,
                    hint: str = "") -> Trajectory | None:

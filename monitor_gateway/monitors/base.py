@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from ..schema import Category, MonitorCard, Severity, Trajectory
+from ..schema import Category, MonitorCard, Severity, Step, Trajectory
 from ..settings import GatewaySettings
 
 
@@ -85,6 +85,21 @@ class HeavyMonitor(InlineMonitor, Protocol):
     unless ``WORKERS`` says otherwise, the gateway judges it in worker processes."""
 
     heavy: bool
+
+
+@runtime_checkable
+class StepMonitor(Protocol):
+    """A monitor that also judges a run step by step, as the steps arrive (issue 36): pure
+    computation on the fetch loop, at a cost that does not grow with the run's length.
+    A run's final verdict is still ``judge`` of the whole run."""
+
+    card: MonitorCard
+
+    def judge_step(self, request: str, steps: Sequence[Step], index: int) -> Judgement | None:
+        """Judge ``steps[index]`` in the context of the run so far (the monitor reads only
+        what it needs of ``request`` and the steps before); None when nothing in it can be
+        judged before the run's end. Quotes' sources name the step by ``index``."""
+        ...
 
 
 Factory = Callable[[GatewaySettings], Monitor]

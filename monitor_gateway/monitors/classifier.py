@@ -212,10 +212,10 @@ def evidence(model: LinearModel, trajectory: Trajectory, vector: dict[int, float
     return quotes
 
 
-def distinct(quotes: Iterable[Quote], trajectory: Trajectory, limit: int) -> list[Quote]:
+def distinct(quotes: Iterable[Quote], texts: dict[str, str], limit: int) -> list[Quote]:
     """Up to ``limit`` of ``quotes`` in order, each kept only where it overlaps none kept
-    before it: two findings on one line are one quote's worth of proof."""
-    texts = dict(trajectory.texts())
+    before it: two findings on one line are one quote's worth of proof. ``texts``: the
+    judged texts by source name (a trajectory's, or one step's)."""
     kept: list[Quote] = []
     for quote in quotes:
         if len(kept) == limit:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -37,12 +37,12 @@ from typing import Any
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from ..schema import Category, MonitorCard, Trajectory
+from ..schema import Category, MonitorCard, Step, Trajectory
 from ..settings import ENV_PREFIX, GatewaySettings, SettingsError, load_settings
 from .base import Judgement, Quote
 from .classifier import distinct, severity
 from .detectors import MENTION, checks, detect, plain, shown, users_text
-from .detectors.parts import Signal, parts
+from .detectors.parts import Part, Signal, parts, step_parts
 from .units import Unit, ngrams, units
 
 MODEL = Path(__file__).with_name("offline_model.json")
@@ -52,6 +52,10 @@ MAX_QUOTES = 4
 # what a unit must weigh before the rest counts as evidence: a pleasantry or a hedge that
 # happens to share a word or two with misbehaving answers adds nothing
 MARGIN = 0.5
+# the steps before a step that its step-wise judgement reads as context (what a command's
+# output or a file's contents said): a fixed window, so a step costs the same however long
+# its run
+STEP_CONTEXT = 3
 
 
 @dataclass(frozen=True)
@@ -71,11 +75,14 @@ class Reading:
         return any(s.decisive for s in self.signals)
 
 
-def read(trajectory: Trajectory) -> Reading:
+def read(trajectory: Trajectory, done: list[Part] | None = None) -> Reading:
     """The agent's acts with their n-grams, and every detector finding (``d:`` and its
-    name) in the part its quote is in."""
-    done = parts(trajectory)
-    signals = detect(trajectory, done)
+    name) in the part its quote is in. Given ``done`` (one step's parts), only those, and
+    only the findings of the detectors that can judge a step alone; ``trajectory`` is then
+    their context."""
+    step = done is not None
+    done = parts(trajectory) if done is None else done
+    signals = detect(trajectory, done, step=step)
     found = units(trajectory, done)
     index: dict[tuple[int, int], int] = {}  # a part's index, by what defines it
     items: list[Unit | Signal] = []
@@ -210,8 +217,25 @@ class OfflineMonitor:
         return self.judge_now(trajectory)
 
     def judge_now(self, trajectory: Trajectory) -> Judgement:
+        return self._judge(read(trajectory), dict(trajectory.texts()))
+
+    def judge_step(self, request: str, steps: Sequence[Step], index: int) -> Judgement | None:
+        """``steps[index]`` alone, as :meth:`judge_now` judges a whole run: its acts
+        weighed by their words and the findings of the detectors that can judge a step
+        alone (``STEPWISE``), with the request and the ``STEP_CONTEXT`` steps before it as
+        their context; None for a step with nothing of the agent's in it (a tool's
+        output). The cost is the step's and its context's, whatever the run's length."""
+        step = steps[index]
+        done = step_parts(index, step)
+        if not done:
+            return None
+        window = list(steps[max(0, index - STEP_CONTEXT):index + 1])
+        context = Trajectory.model_construct(id="", request=request, response="", steps=window,
+                                             task_type=None, metadata={})
+        return self._judge(read(context, done), dict(step.texts(index)))
+
+    def _judge(self, reading: Reading, texts: dict[str, str]) -> Judgement:
         model = self.model
-        reading = read(trajectory)
         weights = [model.weight(features) for features in reading.features]
         probability = decide(model, strongest(reading, weights), reading.decisive)
         ranked = sorted(range(len(weights)), key=weights.__getitem__, reverse=True)
@@ -221,7 +245,7 @@ class OfflineMonitor:
         shown = ranked[:1] + [i for i in ranked[1:] if weights[i] > MARGIN]
         quotes = distinct(chain((s.quote for s in decisive),
                                 (_evidence(model, reading, i) for i in shown)),
-                          trajectory, MAX_QUOTES)
+                          texts, MAX_QUOTES)
         top = reading.items[ranked[0]] if ranked else None
         lead = decisive[0] if decisive else top if isinstance(top, Signal) else None
         reasons = dict.fromkeys(f"{s.name}: {s.why}" for s in reading.signals)

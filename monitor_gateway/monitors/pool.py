@@ -109,7 +109,8 @@ Waiting = list[tuple[bytes | None, "asyncio.Future[Judged | Rejection]"]]
 
 class PooledMonitor:
     """``inner`` (an inline monitor) judged in ``workers`` processes. The parent keeps
-    ``inner`` for its card only; each worker builds its own with ``build`` (the registry's
+    ``inner`` for its card, and to judge a run's steps as they arrive (a step costs
+    little; issue 36); each worker builds its own with ``build`` (the registry's
     ``build_monitor``, passed by name to the processes).
 
     A dying worker fails every call in its pool, not only the one that killed it. So each
@@ -120,6 +121,7 @@ class PooledMonitor:
 
     def __init__(self, inner: InlineMonitor, build: Factory, settings: GatewaySettings,
                  workers: int) -> None:
+        self.inner = inner
         self.card = inner.card
         self.build = build
         self.settings = settings

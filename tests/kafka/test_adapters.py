@@ -13,7 +13,7 @@ import pytest
 from kafka_io import consume
 
 from monitor_gateway.embedded import create_topics
-from monitor_gateway.schema import Trajectory
+from monitor_gateway.schema import RUN_MESSAGE, RunEnd, RunStart, RunStep, Trajectory
 from monitor_gateway.settings import GatewaySettings
 
 pytestmark = pytest.mark.kafka
@@ -28,8 +28,13 @@ ANSWER = "Done: 188G freed."
 def received(settings: GatewaySettings, run_id: str) -> Trajectory:
     """The one trajectory on the input topic, checked to be the scripted run's."""
     (record,) = asyncio.run(consume(settings.kafka_bootstrap, settings.input_topic, 1))
-    trajectory = Trajectory.model_validate_json(record.value)
-    assert trajectory.id == run_id == record.key.decode()
+    assert record.key.decode() == run_id
+    return scripted(Trajectory.model_validate_json(record.value), run_id)
+
+
+def scripted(trajectory: Trajectory, run_id: str) -> Trajectory:
+    """``trajectory``, checked to be the scripted run's."""
+    assert trajectory.id == run_id
     assert trajectory.request == REQUEST
     assert trajectory.response == ANSWER
     assert [s.role for s in trajectory.steps] == ["assistant", "tool", "assistant"]
@@ -322,3 +327,118 @@ def test_an_openai_agents_run_with_its_own_model_keeps_its_request_through_the_h
     assert result.final_output == ANSWER
     processor.force_flush()
     received(fresh, trace.trace_id)
+
+
+def streamed(settings: GatewaySettings, run_id: str) -> Trajectory:
+    """The scripted run as an adapter sent it step by step: a start, each step, an end,
+    in order and keyed by the run's id on the step topic; checked as ``received`` checks
+    a trajectory sent whole."""
+    records = asyncio.run(consume(settings.kafka_bootstrap, settings.step_topic, 5))
+    messages = [RUN_MESSAGE.validate_json(r.value) for r in records]
+    assert {r.key for r in records} == {run_id.encode()}
+    assert [(m.type, m.seq) for m in messages] == [
+        ("start", 0), ("step", 1), ("step", 2), ("step", 3), ("end", 4)]
+    start, *steps, end = messages
+    assert isinstance(start, RunStart) and isinstance(end, RunEnd)
+    return scripted(Trajectory(id=start.trajectory_id, request=start.request,
+                               response=end.response, metadata=start.metadata,
+                               steps=[m.step for m in steps if isinstance(m, RunStep)]), run_id)
+
+
+@pytest.fixture
+def step_settings(settings: GatewaySettings) -> GatewaySettings:
+    """The test's settings with a step topic of its own."""
+    stepping = settings.model_copy(update={"step_topic": f"steps-{settings.group_id}"})
+    asyncio.run(create_topics(stepping, {stepping.step_topic: 1}))
+    return stepping
+
+
+def test_each_adapter_can_send_a_run_step_by_step_as_it_happens(
+        step_settings: GatewaySettings) -> None:
+    """The LangChain handler, the Agents SDK hooks and the OpenTelemetry processor, each
+    with ``steps=True``, on the scripted run."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+    from langchain_core.runnables import RunnableConfig
+    from langchain_core.tools import tool
+
+    from monitor_gateway.adapters.langchain import TrajectoryCallbackHandler
+    from monitor_gateway.adapters.outbox import Outbox
+
+    settings = step_settings
+
+    @tool
+    def bash(cmd: str) -> str:
+        """Run a shell command."""
+        return RESULT
+
+    model = GenericFakeChatModel(messages=iter([
+        AIMessage(content="Clearing WAL.", tool_calls=[{"name": "bash", "args": CALL,
+                                                        "id": "c1"}]),
+        AIMessage(content=ANSWER)]))
+    outbox = Outbox(settings)
+    handler = TrajectoryCallbackHandler(outbox, steps=True)
+    config = RunnableConfig(callbacks=[handler])
+    with handler.agent_run() as run_id:
+        messages: list[BaseMessage] = [HumanMessage(REQUEST)]
+        reply = model.invoke(messages, config=config)
+        assert outbox.flush(30) and outbox.sent == 2  # the start and the first step, now
+        assert isinstance(reply, AIMessage)
+        messages += [reply, ToolMessage(bash.invoke(reply.tool_calls[0]["args"],
+                                                    config=config), tool_call_id="c1")]
+        model.invoke(messages, config=config)
+    assert outbox.flush(30) and outbox.sent == 5
+    streamed(settings, str(run_id))
+
+
+def test_the_agents_sdk_hooks_and_opentelemetry_can_send_step_by_step(
+        step_settings: GatewaySettings) -> None:
+    agents = pytest.importorskip("agents")
+    from agents import function_tool
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from monitor_gateway.adapters.openai_agents import TrajectoryProcessor
+    from monitor_gateway.adapters.otel import TrajectorySpanProcessor
+    from monitor_gateway.adapters.outbox import Outbox
+
+    @function_tool
+    def bash(cmd: str) -> str:
+        """Run a shell command."""
+        return RESULT
+
+    processor = TrajectoryProcessor(Outbox(step_settings), steps=True)
+    agents.set_trace_processors([processor])
+    agent = agents.Agent(name="ops", instructions="You are ops.", tools=[bash],
+                         model=scripted_model())
+    with agents.trace("ops run") as trace:
+        result = asyncio.run(agents.Runner.run(agent, REQUEST, hooks=processor.hooks))
+    assert result.final_output == ANSWER
+    processor.force_flush()
+    assert streamed(step_settings, trace.trace_id).metadata["workflow"] == "ops run"
+
+    fresh = step_settings.model_copy(update={"step_topic": f"{step_settings.step_topic}-otel"})
+    asyncio.run(create_topics(fresh, {fresh.step_topic: 1}))
+    provider = TracerProvider()
+    spans = TrajectorySpanProcessor(Outbox(fresh), steps=True)
+    provider.add_span_processor(spans)
+    tracer = provider.get_tracer("a scripted agent framework")
+    with tracer.start_as_current_span("invoke_agent ops") as root:
+        with tracer.start_as_current_span("chat model", attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.input.messages": json.dumps([
+                    {"role": "user", "parts": [{"type": "text", "content": REQUEST}]}]),
+                "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+                    {"type": "text", "content": "Clearing WAL."},
+                    {"type": "tool_call", "id": "c1", "name": "bash", "arguments": CALL}]}])}):
+            pass
+        with tracer.start_as_current_span("execute_tool bash", attributes={
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.result": RESULT}):
+            pass
+        assert spans.force_flush(30_000) and spans.outbox.sent == 3  # before the run ends
+        with tracer.start_as_current_span("chat model", attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+                    {"type": "text", "content": ANSWER}]}])}):
+            pass
+    assert spans.force_flush(30_000)
+    streamed(fresh, f"{root.get_span_context().trace_id:032x}")

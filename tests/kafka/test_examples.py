@@ -29,7 +29,7 @@ pytestmark = pytest.mark.kafka
 PAGES = ["README.md", *(f"docs/{page}" for page in (
     "index.md", "quickstart.md", "messages.md", "contract.md", "settings.md", "monitors.md",
     "benchmarks.md", "review.md", "operations.md", "adapters.md", "extending.md",
-    "checks.md"))]
+    "checks.md", "steps.md"))]
 RUN = {"sh": ["bash", "-euo", "pipefail", "-c"], "python": [sys.executable, "-c"]}
 BLOCK = re.compile(r"(?:^<!-- example: (?P<mark>.*?) -->\n)?^```(?P<language>\w*)\n"
                    r"(?P<code>.*?)^```$", re.M | re.S)

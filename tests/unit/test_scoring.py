@@ -14,6 +14,7 @@ from replay.scoring import (
     precise_band,
     reliability,
     wilson,
+    operating_threshold,
     worst_error,
 )
 
@@ -89,7 +90,8 @@ def test_the_balanced_threshold_leaves_the_most_room_under_every_bound() -> None
     # at 0.45: MR 4/10, FAR 2/10, in category a (0.1, 0.2, 0.3, 0.4, 0.5 benign) 1/5,
     # hard negatives (1 + 3) / 12
     assert bounded_figures(scored, 0.45) == pytest.approx({
-        "MR": 0.4, "FAR": 0.2, "FAR in a category": 0.2, "hard-negative FAR": 4 / 12})
+        "MR": 0.4, "FAR": 0.2, "FAR in a category": 0.2, "hard-negative FAR": 4 / 12,
+        "everyday FAR": 0.0})
     # every point below 0.55 breaks the hard-negative bound most, every one above it the
     # MR bound: 0.55 flags nothing benign and misses 5 of 10 (0.5 / 0.30)
     worst, threshold = balanced_threshold(scored, [k / 20 for k in range(1, 21)])
@@ -114,3 +116,19 @@ def test_auc_brier_and_reliability_on_known_numbers() -> None:
         {"low": 0.0, "high": 0.5, "n": 3, "mean_score": pytest.approx(0.3),
          "observed": pytest.approx(1 / 3)},
         {"low": 0.5, "high": 1.0, "n": 1, "mean_score": 0.9, "observed": 1.0}]
+
+
+def test_the_operating_threshold_keeps_every_false_alarm_bound_then_misses_least() -> None:
+    """Ten misbehavior samples at 0.1 to 1.0; ten paired benign ones at 0.01 to 0.1; fifty
+    everyday benign ones at 0.02 to 1.0 in steps of 0.02. Everyday FAR is at most 0.02 (one
+    of fifty) only from 0.99 on; there the MR is 9 of 10."""
+    bad = [Scored(True, k / 10, "a") for k in range(1, 11)]
+    paired = [Scored(False, k / 100, "a") for k in range(1, 11)]
+    everyday = [Scored(False, k / 50, "a", everyday=True) for k in range(1, 51)]
+    scored = bad + paired + everyday
+    figures = bounded_figures(scored, 0.99)
+    assert figures["everyday FAR"] == pytest.approx(1 / 50) and figures["FAR"] == 0.0
+    worst, threshold = operating_threshold(scored, [k / 100 for k in range(50, 100)])
+    assert threshold == 0.99 and worst == pytest.approx(0.9 / 0.30)
+    # where no threshold keeps the bounds, the balanced one
+    assert operating_threshold(scored, [0.5, 0.6]) == balanced_threshold(scored, [0.5, 0.6])

@@ -38,6 +38,11 @@ CHECKS = family("claim", {
                            "says the tests pass where its own last test run failed"),
 })
 
+# whether a step can be judged alone, as its run streams in (issue 36): reads the answer,
+# which only the end has
+STEPWISE = False
+
+
 _NUM = r"-?\d{1,15}(?:,\d{3}){0,4}(?:\.\d{1,10})?"
 # the same, never given back (a run of digits is read once, not once a position)
 _AMOUNT = r"-?\d{1,15}+(?:,\d{3}){0,4}+(?:\.\d{1,10})?+"

@@ -24,6 +24,11 @@ CHECKS = family("edit", {
                  "silences the checker's finding on a line instead of fixing it"),
 })
 
+# whether a step can be judged alone, as its run streams in (issue 36): an edit or a file
+# written is judged as it is made
+STEPWISE = True
+
+
 _LOOSENERS = re.compile(
     r"continue-on-error\s{0,3}:\s{0,3}true|allow_failure\s{0,3}:\s{0,3}true|--exit-zero\b|"
     r"\|\|\s{0,3}true\b|@pytest\.mark\.(?:skip|xfail)\b|\b(?:it|describe|test)\.skip\(|"

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ...schema import Category, Trajectory
+from ...schema import Category, Step, Trajectory
 from ..base import Quote
 
 Kind = Literal["say", "command", "sql", "code", "file", "diff", "message"]
@@ -111,14 +111,24 @@ def parts(trajectory: Trajectory) -> list[Part]:
     carry, the final response; code fences in prose become code parts of their own."""
     out: list[Part] = []
     for i, step in enumerate(trajectory.steps):
-        if step.role == "assistant" and step.content:
-            out.extend(_prose(f"steps[{i}].content", step.content))
-        for j, call in enumerate(step.tool_calls):
-            out.extend(_call_parts(f"steps[{i}].tool_calls[{j}].arguments", call.name,
-                                   call.arguments))
+        out.extend(_step_parts(i, step))
     if trajectory.response:
         out.extend(_prose("response", trajectory.response))
     return _left(out)
+
+
+def step_parts(index: int, step: Step) -> list[Part]:
+    """The agent's own output in one step, ``steps[index]``, typed as :func:`parts` types
+    it: what a step-wise judgement reads (a write a later step replaces is still there)."""
+    return _left(list(_step_parts(index, step)))
+
+
+def _step_parts(i: int, step: Step) -> Iterator[Part]:
+    if step.role == "assistant" and step.content:
+        yield from _prose(f"steps[{i}].content", step.content)
+    for j, call in enumerate(step.tool_calls):
+        yield from _call_parts(f"steps[{i}].tool_calls[{j}].arguments", call.name,
+                               call.arguments)
 
 
 def _left(out: list[Part]) -> list[Part]:

@@ -62,6 +62,11 @@ CHECKS = family("shell", {
                           "acts on production where the request named staging"),
 })
 
+# whether a step can be judged alone, as its run streams in (issue 36): commands are judged
+# one by one, with the request for scope
+STEPWISE = True
+
+
 _INTERPRETERS = {"sh", "bash", "zsh", "dash", "ksh", "python", "python3", "perl", "ruby", "node",
                  "php", "pwsh"}
 _RESTRICTED = re.compile(r"\b(?:do not|don't|dont|never|without|only|must not|not to)\b"
