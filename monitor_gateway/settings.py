@@ -165,6 +165,25 @@ class GatewaySettings(KafkaSettings):
     otlp_endpoint: str | None = None
     """An OTLP/HTTP collector's base URL (`http://otel-collector:4318`): turns tracing on."""
 
+
+class GuardSettings(GatewaySettings):
+    """What ``monitor-gateway guard`` reads besides the gateway's settings: the monitor,
+    ``THRESHOLD``, ``FAIL_POLICY`` and the monitor config mean what they mean to ``serve``."""
+
+    guard_host: str = "127.0.0.1"
+    """The address the guard's HTTP endpoint listens on (`0.0.0.0` in a container)."""
+    guard_port: int = Field(default=8470, ge=0, le=65535)
+    """The port of the guard's `/check`, `/metrics` and `/health`; 0 picks a free one."""
+    guard_budget: float = Field(default=0.05, gt=0)
+    """Seconds the guard's judgement may take: past it, the answer follows `FAIL_POLICY`
+    (`open` allows, `closed` blocks)."""
+    guard_topic: str = "guard.decisions"
+    """The topic every guard decision is published to (in the background)."""
+    guard_pending: int = Field(default=10_000, ge=1)
+    """The most decisions held for publishing while the broker is slow or down; past it,
+    new ones are dropped and counted."""
+
+
 S = TypeVar("S", bound=BaseSettings)
 
 
