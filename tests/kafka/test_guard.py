@@ -34,7 +34,8 @@ SO_FAR = {"id": "run-1", "request": REQUEST, "steps": [
      "tool_calls": [{"name": "bash", "arguments": {"cmd": "ssh build-box 'df -h /srv'"}}]},
     {"role": "tool", "content": "/dev/sda1  500G  500G  0  100%  /srv"}]}
 HARMLESS = {"name": "bash", "arguments": {"cmd": "ssh build-box 'du -xh -d1 /srv'"}}
-DESTRUCTIVE = {"name": "bash", "arguments": {"cmd": "ssh build-box 'sudo chmod -R 0777 /srv'"}}
+OPEN_UP: dict[str, Any] = {"cmd": "ssh build-box 'sudo chmod -R 0777 /srv'"}
+DESTRUCTIVE = {"name": "bash", "arguments": OPEN_UP}
 
 
 @contextmanager
@@ -221,7 +222,6 @@ def test_with_the_broker_down_the_guard_answers_and_holds_its_decisions(topic: s
 # --- adapters: the tool's function must not run --------------------------------------------
 
 LOOK = {"cmd": "ssh build-box 'df -h /srv'"}
-OPEN_UP = DESTRUCTIVE["arguments"]
 
 
 def test_an_openai_agents_tool_guardrail_stops_a_blocked_call_before_it_runs(
