@@ -37,6 +37,7 @@ from pydantic import ValidationError
 
 from .calling import UNAVAILABLE, _describe, _judged, judge_inline
 from .evidence import ground
+from .gateway import tune_gc
 from .ingest import Rejection, _summarise
 from .logs import Outage
 from .metrics import Distribution, Tally
@@ -317,6 +318,7 @@ async def serve(settings: GuardSettings, monitor: Monitor, policy: Policy, stop:
         await web.TCPSite(runner, settings.guard_host, settings.guard_port).start()
         host, port = runner.addresses[0][:2]
         decisions.start()
+        tune_gc()  # the monitor's model, frozen: no collection rescans it mid-check
         log.info("guard answering on http://%s:%d/check (decisions to %s)", host, port,
                  settings.guard_topic)
         await stop.wait()
