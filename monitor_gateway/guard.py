@@ -145,22 +145,22 @@ class DecisionLog:
 
     def _message(self, decision: GuardDecision) -> Outgoing:
         """The decision as a message; if the broker refuses it as too large, its verdict is
-        cut to fit, then its call's arguments are left out (``cut`` names both)."""
-        value = decision.model_dump_json().encode()
+        cut to half its size as a verdict is, and once nothing is left to cut there, its
+        call's arguments are left out (``cut`` names what was cut)."""
 
-        def smaller() -> Outgoing:
-            verdict = fit(decision.verdict, len(value) // 2)
-            if verdict is None:
-                verdict = decision.verdict.model_copy(update={
-                    "evidence": [], "metadata": {}, "rationale": None,
-                    "cut": [*(decision.verdict.cut or []), "metadata", "rationale",
-                            "evidence", "call.arguments"]})
-                call = decision.call.model_copy(update={"arguments": {}})
-                return self._message(decision.model_copy(update={"verdict": verdict,
-                                                                 "call": call}))
-            return self._message(decision.model_copy(update={"verdict": verdict}))
+        def smaller() -> Outgoing | None:
+            verdict = decision.verdict
+            fitted = fit(verdict, len(verdict.model_dump_json().encode()) // 2)
+            if fitted is not None:
+                return self._message(decision.model_copy(update={"verdict": fitted}))
+            if not decision.call.arguments:
+                return None  # a verdict with nothing to cut and a bare call: small enough
+            return self._message(decision.model_copy(update={
+                "verdict": verdict.model_copy(update={
+                    "cut": [*(verdict.cut or []), "call.arguments"]}),
+                "call": decision.call.model_copy(update={"arguments": {}})}))
 
-        return Outgoing(self.settings.guard_topic, value,
+        return Outgoing(self.settings.guard_topic, decision.model_dump_json().encode(),
                         decision.verdict.trajectory_id.encode(), [], None, smaller)
 
     def _set_waiting(self, waiting: int) -> None:
