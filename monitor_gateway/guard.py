@@ -134,16 +134,18 @@ class DecisionLog:
     def start(self) -> None:
         self._task = asyncio.create_task(self._run())
 
-    def offer(self, decision: GuardDecision) -> None:
+    def offer(self, decision: GuardDecision, value: bytes) -> None:
+        """Queue ``decision`` (``value``: its JSON) for publishing, unless ``GUARD_PENDING``
+        are waiting already."""
         if self.waiting >= self.settings.guard_pending:
             self.metrics.dropped.inc()
             self._dropping.failed(f"{self.waiting} decisions waiting")
             return
         self._dropping.succeeded()
         self._set_waiting(self.waiting + 1)
-        self._queue.put_nowait(self._message(decision))
+        self._queue.put_nowait(self._message(decision, value))
 
-    def _message(self, decision: GuardDecision) -> Outgoing:
+    def _message(self, decision: GuardDecision, value: bytes | None = None) -> Outgoing:
         """The decision as a message; if the broker refuses it as too large, its verdict is
         cut to half its size as a verdict is, and once nothing is left to cut there, its
         call's arguments are left out (``cut`` names what was cut)."""
@@ -160,7 +162,8 @@ class DecisionLog:
                     "cut": [*(verdict.cut or []), "call.arguments"]}),
                 "call": decision.call.model_copy(update={"arguments": {}})}))
 
-        return Outgoing(self.settings.guard_topic, decision.model_dump_json().encode(),
+        return Outgoing(self.settings.guard_topic,
+                        value if value is not None else decision.model_dump_json().encode(),
                         decision.verdict.trajectory_id.encode(), [], None, smaller)
 
     def _set_waiting(self, waiting: int) -> None:
@@ -211,7 +214,7 @@ class Guard:
     """Judges proposed tool calls: :meth:`check` for a request read by :func:`read_request`."""
 
     def __init__(self, settings: GuardSettings, monitor: Monitor, policy: Policy,
-                 metrics: GuardMetrics, decisions: DecisionLog | None) -> None:
+                 metrics: GuardMetrics, decisions: DecisionLog) -> None:
         self.settings = settings
         self.monitor = monitor
         self.inline = monitor if isinstance(monitor, InlineMonitor) else None
@@ -220,10 +223,20 @@ class Guard:
         self.decisions = decisions
         self.budget = settings.guard_budget
 
+    async def answer(self, request: GuardRequest, trajectory: Trajectory, started: float
+                     ) -> bytes:
+        """The decision's JSON, handed to the decision log once the answer is on its way
+        (its publishing costs the answer nothing); ``started``: when the request arrived
+        (``perf_counter``)."""
+        decision = await self.check(request, trajectory, started)
+        value = decision.model_dump_json().encode()
+        asyncio.get_running_loop().call_soon(self.decisions.offer, decision, value)
+        self.metrics.latency.observe(time.perf_counter() - started)
+        return value
+
     async def check(self, request: GuardRequest, trajectory: Trajectory, started: float
                     ) -> GuardDecision:
-        """The decision on ``trajectory`` (the run with the proposed call appended), handed
-        to the decision log; ``started``: when the request was read (``perf_counter``)."""
+        """The decision on ``trajectory``: the run with the proposed call appended."""
         received_at = utcnow()
         outcome, seconds = await self._judge(trajectory)
         evidence = ground(trajectory, outcome.quotes) if isinstance(outcome, Judgement) else []
@@ -235,8 +248,6 @@ class Guard:
                                  step=len(trajectory.steps) - 1, call=request.call,
                                  verdict=verdict)
         self.metrics.decisions.inc(decision.decision, verdict.status)
-        if self.decisions is not None:
-            self.decisions.offer(decision)
         return decision
 
     async def _judge(self, trajectory: Trajectory) -> tuple[Judgement | MonitorFailure, float]:
@@ -287,9 +298,7 @@ def application(guard: Guard) -> web.Application:
             metrics.invalid.inc(read.error)
             return web.json_response({"error": read.error, "detail": read.detail},
                                      status=413 if read.error == "too_large" else 400)
-        decision = await guard.check(*read, started)
-        metrics.latency.observe(time.perf_counter() - started)
-        return web.Response(body=decision.model_dump_json().encode(),
+        return web.Response(body=await guard.answer(*read, started),
                             content_type="application/json")
 
     async def scrape(_: web.Request) -> web.Response:
