@@ -60,10 +60,10 @@ def main(show_version: Annotated[bool, typer.Option(
     """Monitor AI-agent trajectories on Kafka and publish verdicts."""
 
 
-def setting(name: str, help: str = "") -> Any:
-    """A flag that overrides a setting: its help names the environment variable and the
-    default, since pydantic-settings (not the flag parser) reads them."""
-    default = GuardSettings.model_fields[name].default
+def setting(name: str, help: str = "", model: type[GatewaySettings] = GatewaySettings) -> Any:
+    """A flag that overrides a setting of ``model``: its help names the environment
+    variable and the default, since pydantic-settings (not the flag parser) reads them."""
+    default = model.model_fields[name].default
     shown = "" if default is None else f", default {default}"
     where = rf"\[env {ENV_PREFIX}{name.upper()}{shown}]"
     return typer.Option(flag(name), help=f"{help} {where}".strip())
@@ -167,26 +167,33 @@ def serve(
             raise fail(str(exc)) from None
 
 
+def guard_setting(name: str, help: str = "") -> Any:
+    """:func:`setting` for ``guard``: its defaults are the guard's (``MONITOR`` is
+    ``offline``)."""
+    return setting(name, help, GuardSettings)
+
+
 @app.command()
 def guard(
     bootstrap: Bootstrap = None,
-    guard_host: Annotated[str | None, setting("guard_host", "the address to listen on")] = None,
-    guard_port: Annotated[int | None, setting("guard_port", "0 picks a free port")] = None,
-    guard_budget: Annotated[float | None, setting(
+    guard_host: Annotated[str | None, guard_setting(
+        "guard_host", "the address to listen on")] = None,
+    guard_port: Annotated[int | None, guard_setting("guard_port", "0 picks a free port")] = None,
+    guard_budget: Annotated[float | None, guard_setting(
         "guard_budget", "seconds a judgement may take; past it, the fail policy answers")
                             ] = None,
-    guard_topic: Annotated[str | None, setting(
+    guard_topic: Annotated[str | None, guard_setting(
         "guard_topic", "where every decision is published")] = None,
-    monitor: Annotated[str | None, setting(
+    monitor: Annotated[str | None, guard_setting(
         "monitor", f"{', '.join(available())}, or a plugin 'package.module:factory'")] = None,
-    monitor_config: Annotated[Path | None, setting(
+    monitor_config: Annotated[Path | None, guard_setting(
         "monitor_config", r"TOML with \[thresholds] and cascade \[\[stage]] tables")] = None,
-    threshold: Annotated[float | None, setting("threshold", "block at or above this score")
+    threshold: Annotated[float | None, guard_setting("threshold", "block at or above this score")
                          ] = None,
-    fail_policy: Annotated[str | None, setting(
+    fail_policy: Annotated[str | None, guard_setting(
         "fail_policy", "open or closed: whether a call is allowed or blocked when there is "
         "no judgement in time")] = None,
-    workers: Annotated[int | None, setting(
+    workers: Annotated[int | None, guard_setting(
         "workers", "worker processes for a CPU-bound monitor; unset or 0: the guard judges "
         "on its event loop")] = None,
     log_level: LogLevel = "INFO",

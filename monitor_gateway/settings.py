@@ -168,7 +168,11 @@ class GatewaySettings(KafkaSettings):
 
 class GuardSettings(GatewaySettings):
     """What ``monitor-gateway guard`` reads besides the gateway's settings: the monitor,
-    ``THRESHOLD``, ``FAIL_POLICY`` and the monitor config mean what they mean to ``serve``."""
+    ``THRESHOLD``, ``FAIL_POLICY`` and the monitor config mean what they mean to ``serve``,
+    and ``MONITOR`` is ``offline`` unless set."""
+
+    monitor: str = "offline"
+    """The monitor; the guard's default is the offline monitor."""
 
     guard_host: str = "127.0.0.1"
     """The address the guard's HTTP endpoint listens on (`0.0.0.0` in a container)."""

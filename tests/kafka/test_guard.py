@@ -309,3 +309,20 @@ def test_a_langchain_callback_stops_a_blocked_call_before_it_runs(
     with pytest.raises(ToolCallBlocked, match="fail_policy closed"):
         bash.invoke({"cmd": "ls"}, config=config)
     assert ran == [LOOK["cmd"]]
+
+
+def test_a_port_in_use_is_one_line_naming_the_setting() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "monitor_gateway", "guard", "--guard-port", str(port),
+             "--bootstrap", f"127.0.0.1:{free_port()}"], capture_output=True, text=True,
+            timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2
+    (line,) = done.stdout.strip().splitlines()
+    assert line.startswith(f"error: cannot listen on 127.0.0.1:{port}: ")
+    assert line.endswith("set --guard-port or MONITOR_GATEWAY_GUARD_PORT")
