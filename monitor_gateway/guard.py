@@ -38,7 +38,7 @@ from pydantic import ValidationError
 from .calling import UNAVAILABLE, _describe, _judged, judge_inline
 from .evidence import ground
 from .gateway import tune_gc
-from .ingest import Rejection, _summarise
+from .ingest import Rejection, parse, summarise
 from .logs import Outage
 from .metrics import Distribution, Tally
 from .monitors.base import Closeable, Delegated, InlineMonitor, Judgement, Monitor, MonitorFailure
@@ -60,24 +60,14 @@ def read_request(body: bytes, max_bytes: int) -> tuple[GuardRequest, Trajectory]
     """The request and the run it asks about with the proposed call appended, or why the
     body is no request (the dead-letter vocabulary; an error's place in the body is named
     from its root, as ``trajectory.steps.0.role``)."""
-    if len(body) > max_bytes:
-        return Rejection("too_large", f"{len(body)} bytes is over the limit of {max_bytes}")
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return Rejection("invalid_utf8", str(exc))
-    try:
-        request = GuardRequest.model_validate_json(text)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        if errors and errors[0]["type"] == "json_invalid":
-            return Rejection("invalid_json", errors[0]["msg"])
-        return Rejection("invalid_schema", _summarise(errors))
+    request = parse(GuardRequest, body, max_bytes)
+    if isinstance(request, Rejection):
+        return request
     try:
         return request, request.judged()
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_input=False)
-        return Rejection("invalid_schema", _summarise(
+        return Rejection("invalid_schema", summarise(
             {**error, "loc": ("trajectory", *error["loc"])} for error in errors))
 
 

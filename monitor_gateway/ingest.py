@@ -8,8 +8,9 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .schema import CATEGORIES, DeadLetter, DeadLetterError, ReplayTag, Trajectory, utcnow
 
@@ -18,6 +19,7 @@ REPLAY_LABEL = "x-monitor-replay-label"
 REPLAY_CATEGORY = "x-monitor-replay-category"
 REPLAY_PAIR = "x-monitor-replay-pair"
 REPLAY_HEADERS = (REPLAY_RUN, REPLAY_LABEL, REPLAY_CATEGORY, REPLAY_PAIR)
+M = TypeVar("M", bound=BaseModel)
 # base64 grows a value by a third; 512 KiB of it stays under Kafka's default 1 MiB limit
 DEAD_LETTER_VALUE_MAX = 512 * 1024
 
@@ -32,6 +34,12 @@ def parse_trajectory(value: bytes | None, max_bytes: int) -> Trajectory | Reject
     """Validate a record value against the CONTRACT's Trajectory schema."""
     if value is None:
         return Rejection("invalid_json", "the record has no value (tombstone)")
+    return parse(Trajectory, value, max_bytes)
+
+
+def parse(model: type[M], value: bytes, max_bytes: int) -> M | Rejection:
+    """``value`` validated as JSON of ``model``, or why it is none (also the guard's
+    requests)."""
     if len(value) > max_bytes:
         return Rejection("too_large", f"{len(value)} bytes is over the limit of {max_bytes}")
     try:
@@ -39,15 +47,16 @@ def parse_trajectory(value: bytes | None, max_bytes: int) -> Trajectory | Reject
     except UnicodeDecodeError as exc:
         return Rejection("invalid_utf8", str(exc))
     try:
-        return Trajectory.model_validate_json(text)
+        return model.model_validate_json(text)
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_input=False)
         if errors and errors[0]["type"] == "json_invalid":
             return Rejection("invalid_json", errors[0]["msg"])
-        return Rejection("invalid_schema", _summarise(errors))
+        return Rejection("invalid_schema", summarise(errors))
 
 
-def _summarise(errors: Iterable[object]) -> str:
+def summarise(errors: Iterable[object]) -> str:
+    """A validation error's errors in one line, each named by where it is."""
     parts = []
     for error in errors:
         assert isinstance(error, dict)
