@@ -8,11 +8,13 @@ offline monitor, call by call (what no HTTP, no JSON and no event loop would cos
 published to the embedded broker), and calls arrive open-loop at ``--rate`` a second for
 ``--seconds``: each one is sent at its scheduled time whatever the earlier ones are doing,
 and its latency is counted from that scheduled time (a client that fell behind adds its
-lag: no coordinated omission). Each variant's figures (``WORKERS`` unset, judged on the
-guard's event loop; and ``--workers`` worker processes) are printed with the p99 as a
-ratio to the in-process p99, and whether p99 <= 10 ms holds.
+lag: no coordinated omission). Two variants, alternated ``--rounds`` times so that other
+load on the machine falls on both: ``WORKERS=0`` (judged on the guard's event loop) and
+``WORKERS`` unset (the monitor's choice: the offline monitor's worker processes, one a
+core); each one's figures are printed with the p99 as a ratio to the in-process p99, and
+whether p99 <= 10 ms holds, with the machine's load average.
 
-    python benchmarks/guard.py [--rate 200] [--seconds 30] [--workers 2]
+    python benchmarks/guard.py [--rate 200] [--seconds 30] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import uvloop
 
 from monitor_gateway.embedded import EmbeddedBroker, create_topics, free_port
 from monitor_gateway.monitors.offline import from_settings
+from monitor_gateway.monitors.registry import default_workers
 from monitor_gateway.schema import GuardRequest
 from monitor_gateway.settings import GatewaySettings
 from replay.sources import resolve
@@ -143,7 +146,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=float, default=200.0)
     parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
 
     calls = requests()
@@ -159,7 +162,7 @@ def main() -> None:
     with EmbeddedBroker() as broker:
         settings = GatewaySettings(kafka_bootstrap=broker.bootstrap)
         asyncio.run(create_topics(settings, {TOPIC: 4}))
-        for workers in (None, args.workers):
+        for workers in [0, None] * args.rounds:
             port = free_port()
             process = serve(broker.bootstrap, port, workers)
             try:
@@ -171,8 +174,8 @@ def main() -> None:
                 process.terminate()
                 process.wait(30)
             p50, p99 = quantile(latencies, 0.5), quantile(latencies, 0.99)
-            where = ("on the guard's event loop (WORKERS unset)" if workers is None
-                     else f"in {workers} worker processes (WORKERS={workers})")
+            where = ("on the guard's event loop (WORKERS=0)" if workers == 0
+                     else f"in worker processes (WORKERS unset: {default_workers()})")
             print(f"guard over HTTP, judged {where}: {len(latencies)} calls at "
                   f"{achieved:.0f}/s ({failed} not 200): p50 {p50 * 1000:.2f} ms, p99 "
                   f"{p99 * 1000:.2f} ms, max {max(latencies) * 1000:.2f} ms; p99 / in-process "

@@ -194,8 +194,8 @@ def guard(
         "fail_policy", "open or closed: whether a call is allowed or blocked when there is "
         "no judgement in time")] = None,
     workers: Annotated[int | None, guard_setting(
-        "workers", "worker processes for a CPU-bound monitor; unset or 0: the guard judges "
-        "on its event loop")] = None,
+        "workers", "worker processes for a CPU-bound monitor; 0 judges on the guard's event "
+        "loop; unset: the monitor's choice")] = None,
     log_level: LogLevel = "INFO",
 ) -> None:
     """Answer allow or block for an agent's proposed tool call, on POST /check, until
@@ -212,8 +212,6 @@ def guard(
     try:
         settings = load_settings(GuardSettings, flags)
         settings.security()
-        if settings.workers is None:  # a check waits for its judgement: no hand-off
-            settings = settings.model_copy(update={"workers": 0})
         judge = build_monitor(settings)
         policy = Policy.build(settings, load_config(settings.monitor_config))
     except SettingsError as exc:

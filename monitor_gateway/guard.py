@@ -6,12 +6,16 @@ its last step is judged by the configured monitor, as the gateway judges a whole
 quotes grounded, and the gateway's policy decides (``THRESHOLD``, the monitor config's
 thresholds): a flagged verdict blocks the call.
 
-The judgement has ``GUARD_BUDGET`` seconds. An asynchronous monitor (the LLM judge, worker
-processes, a plugin) is cancelled at the budget; an inline monitor (pure computation, such
-as the offline monitor) is judged on the event loop, where nothing can interrupt it, and a
-judgement that came in past the budget is not used. Past the budget, and on a monitor error
-or a backend that is down, the answer is an error verdict, which ``FAIL_POLICY`` blocks
-(``closed``) or allows (``open``), as it flags or not the gateway's error verdicts.
+The judgement has ``GUARD_BUDGET`` seconds. An asynchronous monitor (the LLM judge, a
+plugin, an inline monitor in worker processes: the offline monitor unless ``WORKERS=0``) is
+waited for no longer; an inline monitor judged on the event loop (``WORKERS=0``, or
+``rules``) cannot be interrupted, and a judgement of it that came in past the budget is not
+used. Past the budget, and on a monitor error or a backend that is down, the answer is an
+error verdict, which ``FAIL_POLICY`` blocks (``closed``) or allows (``open``), as it flags
+or not the gateway's error verdicts. ``WORKERS`` means what it means to ``serve``: under
+other load on the machine, worker processes kept the guard's p99 lower than judging on its
+event loop, where one slow judgement holds up every check behind it
+(``benchmarks/guard.py``).
 
 Every decision is also published to ``GUARD_TOPIC``, from a background task: the answer
 never waits for the broker. While the broker is down, decisions wait in memory (at most
@@ -42,9 +46,10 @@ from .ingest import Rejection, parse, summarise
 from .logs import Outage
 from .metrics import Distribution, Tally
 from .monitors.base import Closeable, Delegated, InlineMonitor, Judgement, Monitor, MonitorFailure
+from .monitors.pool import PooledMonitor
 from .policy import Policy
 from .publish import Outgoing, Publisher
-from .schema import GuardDecision, GuardRequest, Trajectory, utcnow
+from .schema import GuardDecision, GuardRequest, Step, ToolCall, Trajectory, utcnow
 from .settings import GuardSettings
 from .verdict import build_verdict, fit
 
@@ -304,6 +309,28 @@ def application(guard: Guard) -> web.Application:
     return app
 
 
+WARM_UP = Trajectory(id="guard-warm-up", request="Warm up.", steps=[
+    Step(role="assistant", tool_calls=[ToolCall(name="bash", arguments={"cmd": "true"})])])
+
+
+async def warm(monitor: Monitor, settings: GuardSettings) -> None:
+    """An inline monitor's first judgement, one a worker process, before the first check:
+    spawned workers load the monitor's model first, and a check that waited for it would
+    miss its budget. A remote backend is not called (nor billed). A monitor that fails here
+    is logged: the checks get the fail policy."""
+    if isinstance(monitor, PooledMonitor):
+        workers = monitor.workers
+    elif isinstance(monitor, InlineMonitor):
+        workers = 1
+    else:
+        return
+    try:
+        async with asyncio.timeout(settings.monitor_timeout):
+            await asyncio.gather(*[_judged(monitor, WARM_UP) for _ in range(workers)])
+    except Exception as exc:  # the checks will say what is wrong, one by one
+        log.warning("the monitor failed its warm-up: %s", _describe(exc))
+
+
 async def serve(settings: GuardSettings, monitor: Monitor, policy: Policy, stop: asyncio.Event
                 ) -> None:
     """``guard``: answer checks until ``stop`` is set, then publish the decisions waiting
@@ -311,6 +338,7 @@ async def serve(settings: GuardSettings, monitor: Monitor, policy: Policy, stop:
     metrics = GuardMetrics(CollectorRegistry())
     decisions = DecisionLog(settings, metrics)
     guard = Guard(settings, monitor, policy, metrics, decisions)
+    await warm(monitor, settings)
     runner = web.AppRunner(application(guard), access_log=None)
     await runner.setup()
     try:
