@@ -197,6 +197,17 @@ def test_past_the_budget_or_on_a_monitor_error_the_fail_policy_answers(
     assert judged.decision == "block" and judged.verdict.status == "ok"
 
 
+def test_an_inline_judgement_past_the_budget_is_not_used(kafka: str, topic: str) -> None:
+    """On the event loop (``WORKERS=0``) nothing interrupts the offline monitor: a
+    judgement that came in late gets the fail policy all the same."""
+    with guard(kafka, topic, MONITOR_GATEWAY_WORKERS="0", MONITOR_GATEWAY_GUARD_BUDGET="1e-6",
+               MONITOR_GATEWAY_FAIL_POLICY="closed") as url:
+        late = GuardClient(url).check_sync(SO_FAR, HARMLESS)
+    assert late.decision == "block" and late.verdict.status == "error"
+    assert late.verdict.error is not None and "budget of 0.001 ms" in late.verdict.error
+    assert late.verdict.monitor.name == "offline"
+
+
 def test_a_monitor_backend_that_is_down_gets_the_fail_policy(kafka: str, topic: str) -> None:
     with guard(kafka, topic, MONITOR_GATEWAY_MONITOR="openai",
                MONITOR_GATEWAY_OPENAI_BASE_URL=f"http://127.0.0.1:{free_port()}/v1",
