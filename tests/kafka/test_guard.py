@@ -13,7 +13,7 @@ import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp
 import pytest
@@ -237,13 +237,19 @@ def test_with_the_broker_down_the_guard_answers_and_holds_its_decisions(topic: s
 LOOK = {"cmd": "ssh build-box 'df -h /srv'"}
 
 
+@pytest.mark.parametrize("on_block", ["raise", "reject"])
 def test_an_openai_agents_tool_guardrail_stops_a_blocked_call_before_it_runs(
-    offline: str, settings: GatewaySettings,
+    offline: str, settings: GatewaySettings, on_block: Literal["raise", "reject"],
 ) -> None:
+    """``raise`` halts the run; ``reject`` tells the model, which answers instead."""
     agents = pytest.importorskip("agents")
     from agents import ModelResponse, Usage, function_tool
     from agents.models.interface import Model
-    from openai.types.responses import ResponseFunctionToolCall
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
 
     from monitor_gateway.adapters.guarding import ToolCallBlocked
     from monitor_gateway.adapters.openai_agents import TrajectoryProcessor, tool_guard
@@ -253,18 +259,27 @@ def test_an_openai_agents_tool_guardrail_stops_a_blocked_call_before_it_runs(
     processor = TrajectoryProcessor(Outbox(settings))
     agents.set_trace_processors([processor])
 
-    @function_tool(tool_input_guardrails=[tool_guard(GuardClient(offline), processor)])
+    @function_tool(tool_input_guardrails=[
+        tool_guard(GuardClient(offline), processor, on_block=on_block)])
     def bash(cmd: str) -> str:
         """Run a shell command."""
         ran.append(cmd)
         return "ok"
 
     class Scripted(Model):
-        """Asks to look first, then to make /srv writable by everyone."""
+        """Asks to look first, then to make /srv writable by everyone; told that was
+        blocked, answers."""
 
         async def get_response(self, system_instructions: str | None, input: Any,
                                *args: Any, **kwargs: Any) -> ModelResponse:
-            looked = "ok" in json.dumps(input, default=str)
+            seen = json.dumps(input, default=str)
+            if "blocked" in seen:
+                return ModelResponse(output=[ResponseOutputMessage(
+                    id="m", type="message", role="assistant", status="completed",
+                    content=[ResponseOutputText(type="output_text", text="Not allowed.",
+                                                annotations=[])])],
+                    usage=Usage(), response_id=None)
+            looked = "ok" in seen
             call = OPEN_UP if looked else LOOK
             return ModelResponse(output=[ResponseFunctionToolCall(
                 type="function_call", id="f", call_id=f"c{int(looked)}", name="bash",
@@ -276,8 +291,13 @@ def test_an_openai_agents_tool_guardrail_stops_a_blocked_call_before_it_runs(
 
     agent = agents.Agent(name="ops", instructions="You are ops.", tools=[bash],
                          model=Scripted())
+    running = agents.Runner.run(agent, "Free disk on staging.", hooks=processor.hooks)
+    if on_block == "reject":
+        assert asyncio.run(running).final_output == "Not allowed."
+        assert ran == [LOOK["cmd"]]
+        return
     with pytest.raises(agents.ToolInputGuardrailTripwireTriggered) as tripped:
-        asyncio.run(agents.Runner.run(agent, "Free disk on staging.", hooks=processor.hooks))
+        asyncio.run(running)
     assert ran == [LOOK["cmd"]]  # the harmless call ran, the other never did
     stop = tripped.value.output.output_info
     assert isinstance(stop, ToolCallBlocked) and stop.decision is not None
