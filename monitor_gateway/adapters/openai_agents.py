@@ -178,7 +178,6 @@ def _user_text(messages: Sequence[Any]) -> str:
                  if isinstance(m, dict) and m.get("role") == "user"), "")
 
 
-
 def tool_guard(guard: GuardClient | None = None,
                processor: TrajectoryProcessor | None = None,
                fail_policy: FailPolicy = "open",
@@ -188,8 +187,8 @@ def tool_guard(guard: GuardClient | None = None,
     ``raise`` halts the run (``Runner.run`` raises the SDK's
     ``ToolInputGuardrailTripwireTriggered``, its ``output.output_info`` the
     :class:`~.guarding.ToolCallBlocked`), ``reject`` tells the model the call was blocked
-    and why, and the run goes on. ``processor``: the run so far as its hooks recorded it
-    (without it, the guard judges the call with the request alone unknown).
+    and why, and the run goes on. ``processor``: the run so far, as its hooks recorded it
+    (without it, the guard judges the call alone, the request and earlier steps unknown).
     ``fail_policy``: what a call does when the guard gives no answer."""
     client = guard or GuardClient()
 
