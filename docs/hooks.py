@@ -17,7 +17,13 @@ from pydantic_settings import BaseSettings
 from monitor_gateway.monitors.classifier import ClassifierSettings
 from monitor_gateway.monitors.llm import LLMSettings
 from monitor_gateway.monitors.offline import OfflineSettings
-from monitor_gateway.settings import ENV_PREFIX, GatewaySettings, KafkaSettings, flag
+from monitor_gateway.settings import (
+    ENV_PREFIX,
+    GatewaySettings,
+    GuardSettings,
+    KafkaSettings,
+    flag,
+)
 
 MARKER = "<!-- settings -->"
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,6 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MODELS: list[tuple[str, type[BaseSettings]]] = [
     ("Kafka: every command that talks to Kafka", KafkaSettings),
     ("The gateway: `serve` and `demo`", GatewaySettings),
+    ("The pre-execution guard: `guard` (with the gateway's monitor, policy and Kafka "
+     "settings)", GuardSettings),
     ("The offline monitor (`MONITOR=offline`)", OfflineSettings),
     ("The classifier (`MONITOR=classifier`)", ClassifierSettings),
     ("The LLM judge (`MONITOR=openai`, and a cascade's judge)", LLMSettings),
@@ -68,7 +76,7 @@ def _flags() -> dict[str, list[str]]:
     for command_name, command in sorted(getattr(group, "commands", {}).items()):
         for param in command.params:
             help_text = getattr(param, "help", None) or ""
-            for name in GatewaySettings.model_fields:
+            for name in GuardSettings.model_fields:
                 if flag(name) in param.opts and f"{ENV_PREFIX}{name.upper()}" in help_text:
                     found.setdefault(name, []).append(f"`{command_name}`")
     return found

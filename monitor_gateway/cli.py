@@ -20,15 +20,18 @@ from rich.console import Console
 from rich.markup import escape
 
 from .client import TopicMissing, TrajectoryProducer, judged, read_trajectories, verdicts
+from .config import load_config
 from .embedded import BrokerError, EmbeddedBroker, PortTaken, create_topics
 from .gateway import StartupError, run_until_signalled
 from .ingest import Rejection
 from .logs import install_repeat_filter
 from .monitors import available, build_monitor
+from .policy import Policy
 from .schema import DeadLetter, Trajectory, Verdict
 from .settings import (
     ENV_PREFIX,
     GatewaySettings,
+    GuardSettings,
     KafkaSettings,
     SettingsError,
     flag,
@@ -57,10 +60,10 @@ def main(show_version: Annotated[bool, typer.Option(
     """Monitor AI-agent trajectories on Kafka and publish verdicts."""
 
 
-def setting(name: str, help: str = "") -> Any:
-    """A flag that overrides a setting: its help names the environment variable and the
-    default, since pydantic-settings (not the flag parser) reads them."""
-    default = GatewaySettings.model_fields[name].default
+def setting(name: str, help: str = "", model: type[GatewaySettings] = GatewaySettings) -> Any:
+    """A flag that overrides a setting of ``model``: its help names the environment
+    variable and the default, since pydantic-settings (not the flag parser) reads them."""
+    default = model.model_fields[name].default
     shown = "" if default is None else f", default {default}"
     where = rf"\[env {ENV_PREFIX}{name.upper()}{shown}]"
     return typer.Option(flag(name), help=f"{help} {where}".strip())
@@ -166,6 +169,71 @@ def serve(
             if debug:
                 raise
             raise fail(str(exc)) from None
+
+
+def guard_setting(name: str, help: str = "") -> Any:
+    """:func:`setting` for ``guard``: its defaults are the guard's (``MONITOR`` is
+    ``offline``)."""
+    return setting(name, help, GuardSettings)
+
+
+@app.command()
+def guard(
+    bootstrap: Bootstrap = None,
+    guard_host: Annotated[str | None, guard_setting(
+        "guard_host", "the address to listen on")] = None,
+    guard_port: Annotated[int | None, guard_setting("guard_port", "0 picks a free port")] = None,
+    guard_budget: Annotated[float | None, guard_setting(
+        "guard_budget", "seconds a judgement may take; past it, the fail policy answers")
+                            ] = None,
+    guard_topic: Annotated[str | None, guard_setting(
+        "guard_topic", "where every decision is published")] = None,
+    monitor: Annotated[str | None, guard_setting(
+        "monitor", f"{', '.join(available())}, or a plugin 'package.module:factory'")] = None,
+    monitor_config: Annotated[Path | None, guard_setting(
+        "monitor_config", r"TOML with \[thresholds] and cascade \[\[stage]] tables")] = None,
+    threshold: Annotated[float | None, guard_setting("threshold", "block at or above this score")
+                         ] = None,
+    fail_policy: Annotated[str | None, guard_setting(
+        "fail_policy", "open or closed: whether a call is allowed or blocked when there is "
+        "no judgement in time")] = None,
+    workers: Annotated[int | None, guard_setting(
+        "workers", "worker processes for a CPU-bound monitor; 0 judges on the guard's event "
+        "loop; unset: the monitor's choice")] = None,
+    log_level: LogLevel = "INFO",
+) -> None:
+    """Answer allow or block for an agent's proposed tool call, on POST /check, until
+    SIGTERM or Ctrl-C; every decision is also published to Kafka."""
+    from .guard import serve as serve_guard
+
+    setup_logging(log_level)
+    flags = {name: value for name, value in {
+        "kafka_bootstrap": bootstrap, "guard_host": guard_host, "guard_port": guard_port,
+        "guard_budget": guard_budget, "guard_topic": guard_topic, "monitor": monitor,
+        "threshold": threshold, "fail_policy": fail_policy, "workers": workers,
+        "monitor_config": str(monitor_config) if monitor_config else None,
+    }.items() if value is not None}
+    try:
+        settings = load_settings(GuardSettings, flags)
+        settings.security()
+        judge = build_monitor(settings)
+        policy = Policy.build(settings, load_config(settings.monitor_config))
+    except SettingsError as exc:
+        raise fail(exc.blaming(flags)) from None
+
+    async def answer() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(number, stop.set)
+        await serve_guard(settings, judge, policy, stop)
+
+    try:
+        run(answer())
+    except OSError as exc:  # the port is taken, the address is not this machine's
+        raise fail(f"cannot listen on {settings.guard_host}:{settings.guard_port}: "
+                   f"{exc.strerror or exc}; set {flag('guard_port')} or "
+                   f"{ENV_PREFIX}GUARD_PORT") from None
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@
     async for verdict in verdicts(count=10, timeout=30):   # follows the verdict topic
         print(verdict.trajectory_id, verdict.flagged)
 
+``GuardClient`` asks the pre-execution guard about a proposed tool call before it runs.
 ``TrajectoryProducer`` (and ``SyncTrajectoryProducer``, for code without an event loop)
 only sends: a trajectory whole, or a run step by step as it happens (``start_run``, then
 the sender's ``step`` and ``end``; a gateway consuming the step topic judges each step as
@@ -28,9 +29,12 @@ import asyncio
 import contextlib
 import json
 import time
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
+import aiohttp
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.client import AIOKafkaClient
 from aiokafka.errors import KafkaConnectionError
@@ -39,12 +43,14 @@ from pydantic import BaseModel, ValidationError
 from .ingest import Rejection, parse_trajectory
 from .schema import (
     DeadLetter,
+    GuardDecision,
     Label,
     RunEnd,
     RunStart,
     RunStep,
     Step,
     TaskType,
+    ToolCall,
     Trajectory,
     Verdict,
     run_messages,
@@ -427,3 +433,94 @@ async def read_topic(settings: KafkaSettings, topic: str, model: type[Model],
         return read
     finally:
         await consumer.stop()
+
+
+# --- the pre-execution guard -------------------------------------------------------------
+
+GUARD_URL = "http://127.0.0.1:8470"  # `monitor-gateway guard`'s default address
+ToolCallLike = ToolCall | Mapping[str, Any]
+
+
+class GuardUnavailable(ConnectionError):
+    """The guard gave no answer: unreachable, slower than the client's timeout, or a
+    fault of its own (5xx). What the call does then is the caller's fail policy."""
+
+
+class GuardRefused(ValueError):
+    """The guard refused the request as malformed (4xx); the message is its reason."""
+
+
+class GuardClient:
+    """Asks a guard (``monitor-gateway guard``) whether an agent's proposed tool call may
+    run, before it runs::
+
+        guard = GuardClient()
+        decision = guard.check_sync({"id": "run-1", "request": "Free disk on staging."},
+                                    {"name": "bash", "arguments": {"cmd": "df -h"}})
+        if decision.decision == "block":
+            ...  # do not run it; decision.verdict has the score and the evidence
+
+    ``run`` is the run so far: a Trajectory's fields, its ``response`` and ``steps``
+    possibly empty. ``check`` is the same for async code (one connection pool, closed by
+    :meth:`aclose`); ``check_sync`` opens a connection a call, for code without an event
+    loop (a callback on the agent's thread). Both raise :class:`GuardUnavailable` when the
+    guard does not answer within ``timeout`` seconds, :class:`GuardRefused` when it
+    refuses the request, and ``pydantic.ValidationError`` for a call that is no
+    ToolCall."""
+
+    def __init__(self, url: str = GUARD_URL, timeout: float = 1.0) -> None:
+        self.url = url.rstrip("/") + "/check"
+        self.timeout = timeout
+        self._session: aiohttp.ClientSession | None = None
+
+    async def check(self, run: TrajectoryLike, call: ToolCallLike) -> GuardDecision:
+        body = _guard_body(run, call)
+        if self._session is None:  # made here: a session binds to the running loop
+            self._session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=self.timeout))
+        try:
+            async with self._session.post(self.url, data=body, headers=_JSON) as response:
+                return _guard_answer(response.status, await response.read(), self.url)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise GuardUnavailable(f"no answer from the guard at {self.url}: "
+                                   f"{type(exc).__name__}: {exc}") from exc
+
+    def check_sync(self, run: TrajectoryLike, call: ToolCallLike) -> GuardDecision:
+        request = urllib.request.Request(self.url, data=_guard_body(run, call),
+                                         headers=_JSON, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                return _guard_answer(response.status, response.read(), self.url)
+        except urllib.error.HTTPError as exc:
+            return _guard_answer(exc.code, exc.read(), self.url)
+        except OSError as exc:  # URLError, a timeout, a refused or reset connection
+            raise GuardUnavailable(f"no answer from the guard at {self.url}: "
+                                   f"{type(exc).__name__}: {exc}") from exc
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+_JSON = {"Content-Type": "application/json"}
+
+
+def _guard_body(run: TrajectoryLike, call: ToolCallLike) -> bytes:
+    so_far = (run.model_dump(mode="json", exclude_defaults=True) if isinstance(run, Trajectory)
+              else dict(run))
+    proposed = call if isinstance(call, ToolCall) else ToolCall.model_validate(call)
+    return json.dumps({"trajectory": so_far, "call": proposed.model_dump(mode="json")},
+                      ensure_ascii=False, default=str).encode()
+
+
+def _guard_answer(status: int, body: bytes, url: str) -> GuardDecision:
+    if status == 200:
+        return GuardDecision.model_validate_json(body)
+    if 400 <= status < 500:
+        try:
+            reason = json.loads(body)["detail"]
+        except (ValueError, KeyError, TypeError):
+            reason = body[:200].decode("utf-8", "replace")
+        raise GuardRefused(f"the guard at {url} refused the request ({status}): {reason}")
+    raise GuardUnavailable(f"the guard at {url} answered {status}")

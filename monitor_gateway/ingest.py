@@ -43,16 +43,18 @@ class Rejection:
 
 def parse_trajectory(value: bytes | None, max_bytes: int) -> Trajectory | Rejection:
     """Validate a record value against the CONTRACT's Trajectory schema."""
-    return _parse(value, max_bytes, Trajectory.model_validate_json)
+    return parse(Trajectory.model_validate_json, value, max_bytes)
 
 
 def parse_run_message(value: bytes | None, max_bytes: int
                       ) -> RunStart | RunStep | RunEnd | Rejection:
     """Validate a step topic's record value: a run's start, one of its steps, or its end."""
-    return _parse(value, max_bytes, RUN_MESSAGE.validate_json)
+    return parse(RUN_MESSAGE.validate_json, value, max_bytes)
 
 
-def _parse(value: bytes | None, max_bytes: int, validate: Callable[[str], M]) -> M | Rejection:
+def parse(validate: Callable[[str], M], value: bytes | None, max_bytes: int) -> M | Rejection:
+    """``value`` validated as JSON by ``validate`` (a model's ``model_validate_json``, an
+    adapter's ``validate_json``), or why it is none: records and the guard's requests."""
     if value is None:
         return Rejection("invalid_json", "the record has no value (tombstone)")
     if len(value) > max_bytes:
@@ -67,10 +69,11 @@ def _parse(value: bytes | None, max_bytes: int, validate: Callable[[str], M]) ->
         errors = exc.errors(include_url=False, include_input=False)
         if errors and errors[0]["type"] == "json_invalid":
             return Rejection("invalid_json", errors[0]["msg"])
-        return Rejection("invalid_schema", _summarise(errors))
+        return Rejection("invalid_schema", summarise(errors))
 
 
-def _summarise(errors: Iterable[object]) -> str:
+def summarise(errors: Iterable[object]) -> str:
+    """A validation error's errors in one line, each named by where it is."""
     parts = []
     for error in errors:
         assert isinstance(error, dict)

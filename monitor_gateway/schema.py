@@ -355,3 +355,38 @@ class Label(BaseModel):
     labelled_at: Timestamp
     inclusion_probability: float = Field(gt=0.0, le=1.0)
     stratum: str
+
+
+# --- the pre-execution guard: a proposed tool call, allowed or blocked --------------------
+
+GuardAnswer = Literal["allow", "block"]
+
+
+class GuardRequest(_Input):
+    """A run so far and the tool call its agent proposes next. ``trajectory`` has a
+    Trajectory's fields, its ``response`` and ``steps`` possibly empty (the run is not
+    over): it is validated as a Trajectory once the call is appended (:meth:`judged`)."""
+
+    trajectory: dict[str, Any]
+    call: ToolCall
+
+    def judged(self) -> Trajectory:
+        """The run with the proposed call appended as an assistant step, the last one
+        (raises ``ValidationError`` when the run is no trajectory)."""
+        steps = self.trajectory.get("steps", [])
+        proposed = Step(role="assistant", tool_calls=[self.call])
+        return Trajectory.model_validate(
+            {**self.trajectory, "steps": [*steps, proposed] if isinstance(steps, list) else steps})
+
+
+class GuardDecision(BaseModel):
+    """The guard's answer, also published to the decision topic. ``step`` is the proposed
+    call's step in the judged run: evidence quoting the call has the source
+    ``steps[<step>].tool_calls[0].arguments``. ``verdict`` is the judgement as a verdict of
+    the run with the call appended; an error verdict (timeout, monitor error, backend down)
+    blocks under ``FAIL_POLICY=closed`` and allows under ``open``."""
+
+    decision: GuardAnswer
+    step: int = Field(ge=0)
+    call: ToolCall
+    verdict: Verdict

@@ -190,6 +190,29 @@ class GatewaySettings(KafkaSettings):
     """The most judgements of one run so far by such a monitor before its end (each is a
     whole call: an LLM's tokens)."""
 
+
+class GuardSettings(GatewaySettings):
+    """What ``monitor-gateway guard`` reads besides the gateway's settings: the monitor,
+    ``THRESHOLD``, ``FAIL_POLICY`` and the monitor config mean what they mean to ``serve``,
+    and ``MONITOR`` is ``offline`` unless set."""
+
+    monitor: str = "offline"
+    """The monitor; the guard's default is the offline monitor."""
+
+    guard_host: str = "127.0.0.1"
+    """The address the guard's HTTP endpoint listens on (`0.0.0.0` in a container)."""
+    guard_port: int = Field(default=8470, ge=0, le=65535)
+    """The port of the guard's `/check`, `/metrics` and `/health`; 0 picks a free one."""
+    guard_budget: float = Field(default=0.05, gt=0)
+    """Seconds the guard's judgement may take: past it, the answer follows `FAIL_POLICY`
+    (`open` allows, `closed` blocks)."""
+    guard_topic: str = "guard.decisions"
+    """The topic every guard decision is published to (in the background)."""
+    guard_pending: int = Field(default=10_000, ge=1)
+    """The most decisions held for publishing while the broker is slow or down; past it,
+    new ones are dropped and counted."""
+
+
 S = TypeVar("S", bound=BaseSettings)
 
 

@@ -18,6 +18,14 @@ around the loop makes them one trajectory, sent when the block ends.
 ``TrajectoryCallbackHandler(steps=True)`` sends each run step by step instead, to the step
 topic: each model reply and tool output as it happens, so the gateway judges it at once,
 then the end when the run ends.
+
+``GuardCallbackHandler`` stops a tool call before it runs when the guard service
+(``monitor-gateway guard``) blocks it: its ``on_tool_start`` raises
+:class:`~.guarding.ToolCallBlocked`, which LangChain lets through (the handler's
+``raise_error`` is on), so the tool's function never runs::
+
+    guard = GuardCallbackHandler(recorder=monitor)  # the run so far, as monitor records it
+    graph.invoke({"messages": [...]}, config={"callbacks": [monitor, guard]})
 """
 
 from __future__ import annotations
@@ -29,7 +37,10 @@ from contextvars import ContextVar
 from typing import Any
 from uuid import UUID, uuid4
 
+from ..client import GuardClient
+from ..schema import ToolCall
 from . import needs
+from .guarding import FailPolicy, check_sync, run_so_far
 from .outbox import Outbox
 from .run import Run, text_of
 
@@ -71,6 +82,14 @@ class TrajectoryCallbackHandler(BaseCallbackHandler):
                 run = self._runs.pop(group, None)
             if run is not None:
                 self._send(group, run)
+
+    def recorded(self, run_id: UUID) -> tuple[UUID, Run] | None:
+        """The top-level run that ``run_id`` (a run in progress) belongs to, and what was
+        recorded of it so far; None for a run the handler does not know."""
+        with self._lock:
+            root = self._root.get(run_id, run_id)
+            run = self._runs.get(root)
+        return (root, run) if run is not None else None
 
     # --- starts: place the run under its top-level run ------------------------------
 
@@ -165,3 +184,30 @@ class TrajectoryCallbackHandler(BaseCallbackHandler):
 def _metadata(run_id: UUID) -> dict[str, str]:
     return {"run_id": str(run_id), "source": "langchain"}
 
+
+class GuardCallbackHandler(BaseCallbackHandler):
+    """Asks ``guard`` (a local guard by default) about each tool call before it runs, and
+    raises :class:`~.guarding.ToolCallBlocked` to stop a blocked one. ``recorder``: the
+    handler recording the same runs (listed before this one in ``callbacks``), for the
+    guard to judge the call with the run so far. ``fail_policy``: what a call does when
+    the guard gives no answer."""
+
+    raise_error = True  # LangChain swallows a handler's exception unless this is on
+
+    def __init__(self, guard: GuardClient | None = None,
+                 recorder: TrajectoryCallbackHandler | None = None,
+                 fail_policy: FailPolicy = "open") -> None:
+        self.guard = guard or GuardClient()
+        self.recorder = recorder
+        self.fail_policy = fail_policy
+
+    def on_tool_start(self, serialized: dict[str, Any] | None, input_str: str, *,
+                      run_id: UUID, parent_run_id: UUID | None = None,
+                      inputs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        name = (serialized or {}).get("name") or kwargs.get("name") or "tool"
+        call = ToolCall(name=name, arguments=inputs if inputs is not None else input_str)
+        found = self.recorder.recorded(run_id) if self.recorder is not None else None
+        root, run = found if found is not None else (parent_run_id or run_id, None)
+        stop = check_sync(self.guard, run_so_far(run, str(root), call), call, self.fail_policy)
+        if stop is not None:
+            raise stop

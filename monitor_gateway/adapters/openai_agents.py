@@ -21,6 +21,11 @@ is sent when its trace ends.
 to the step topic: each model response and tool result as it happens, so the gateway
 judges it at once, then the end when the trace ends (runs recorded from spans alone are
 sent whole: spans end in no order a run can be streamed in).
+
+``tool_guard`` stops a function tool's call before it runs when the guard service
+(``monitor-gateway guard``) blocks it: an SDK tool input guardrail, given to the tool as
+``function_tool(..., tool_input_guardrails=[tool_guard(processor=monitor)])``. With the
+processor (and its hooks), the guard judges the call with the run so far.
 """
 
 from __future__ import annotations
@@ -28,15 +33,26 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
-from ..schema import Trajectory
+from ..client import GuardClient
+from ..schema import ToolCall, Trajectory
 from . import needs
+from .guarding import FailPolicy, check, run_so_far
 from .outbox import Outbox
 from .run import Run, text_of
 
 try:
-    from agents import Agent, ModelResponse, RunContextWrapper, RunHooks, Tool
+    from agents import (
+        Agent,
+        ModelResponse,
+        RunContextWrapper,
+        RunHooks,
+        Tool,
+        ToolGuardrailFunctionOutput,
+        ToolInputGuardrail,
+        ToolInputGuardrailData,
+    )
     from agents.tracing import (
         FunctionSpanData,
         GenerationSpanData,
@@ -180,3 +196,32 @@ def _user_text(messages: Sequence[Any]) -> str:
     return next((text_of(m.get("content")) for m in messages
                  if isinstance(m, dict) and m.get("role") == "user"), "")
 
+
+def tool_guard(guard: GuardClient | None = None,
+               processor: TrajectoryProcessor | None = None,
+               fail_policy: FailPolicy = "open",
+               on_block: Literal["raise", "reject"] = "raise") -> ToolInputGuardrail[Any]:
+    """A tool input guardrail that asks ``guard`` (a local guard by default) about each
+    call of the tools it is given to, before the call runs. A blocked call does not run:
+    ``raise`` halts the run (``Runner.run`` raises the SDK's
+    ``ToolInputGuardrailTripwireTriggered``, its ``output.output_info`` the
+    :class:`~.guarding.ToolCallBlocked`), ``reject`` tells the model the call was blocked
+    and why, and the run goes on. ``processor``: the run so far, as its hooks recorded it
+    (without it, the guard judges the call alone, the request and earlier steps unknown).
+    ``fail_policy``: what a call does when the guard gives no answer."""
+    client = guard or GuardClient()
+
+    async def monitor_gateway_guard(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+        context = data.context
+        call = ToolCall(name=context.tool_name, arguments=context.tool_arguments)
+        trace = get_current_trace()
+        run_id = trace.trace_id if trace is not None else context.tool_call_id
+        run = processor.hooked_run() if processor is not None else None
+        stop = await check(client, run_so_far(run, run_id, call), call, fail_policy)
+        if stop is None:
+            return ToolGuardrailFunctionOutput.allow()
+        if on_block == "reject":
+            return ToolGuardrailFunctionOutput.reject_content(str(stop), output_info=stop)
+        return ToolGuardrailFunctionOutput.raise_exception(output_info=stop)
+
+    return ToolInputGuardrail(guardrail_function=monitor_gateway_guard)

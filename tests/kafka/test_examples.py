@@ -28,8 +28,8 @@ pytestmark = pytest.mark.kafka
 
 PAGES = ["README.md", *(f"docs/{page}" for page in (
     "index.md", "quickstart.md", "messages.md", "contract.md", "settings.md", "monitors.md",
-    "benchmarks.md", "review.md", "operations.md", "adapters.md", "extending.md",
-    "checks.md", "steps.md"))]
+    "benchmarks.md", "review.md", "operations.md", "adapters.md", "guard.md",
+    "extending.md", "checks.md", "steps.md"))]
 RUN = {"sh": ["bash", "-euo", "pipefail", "-c"], "python": [sys.executable, "-c"]}
 BLOCK = re.compile(r"(?:^<!-- example: (?P<mark>.*?) -->\n)?^```(?P<language>\w*)\n"
                    r"(?P<code>.*?)^```$", re.M | re.S)
@@ -72,7 +72,7 @@ def test_every_runnable_example_is_run_or_says_why_not() -> None:
             example.where
     ran = {e.where.split(":")[0] for e in RUNNABLE if e.mark is None}
     assert {"README.md", "docs/quickstart.md", "docs/adapters.md", "docs/benchmarks.md",
-            "docs/extending.md"} <= ran
+            "docs/guard.md", "docs/extending.md"} <= ran
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,15 @@ import pytest
 from paths import ROOT
 from pydantic import BaseModel
 
-from monitor_gateway.schema import DeadLetter, Label, ReviewRequest, Trajectory, Verdict
+from monitor_gateway.schema import (
+    DeadLetter,
+    GuardDecision,
+    GuardRequest,
+    Label,
+    ReviewRequest,
+    Trajectory,
+    Verdict,
+)
 from replay.dataset import Sample
 
 CONTRACT = ROOT / "docs" / "contract.md"
@@ -45,6 +53,8 @@ def test_the_contract_in_the_project_is_the_shared_one() -> None:
     ("Benchmark file (JSONL, one sample a line)", Sample),
     ("ReviewRequest", ReviewRequest),
     ("Label", Label),
+    ("GuardRequest", GuardRequest),
+    ("GuardDecision", GuardDecision),
 ])
 def test_every_example_is_read_by_its_model(heading: str, model: type[BaseModel]) -> None:
     example = json.loads(examples()[heading])

@@ -80,7 +80,7 @@ def test_the_settings_page_names_each_flag_with_its_commands() -> None:
     assert "`--metrics-port` (`demo`, `serve`)" in row and "`9464`" in row
     row = next(line for line in reference.splitlines()
                if line.startswith("| `MONITOR_GATEWAY_FAIL_POLICY`"))
-    assert "`open`, `closed`" in row and "`--fail-policy` (`serve`)" in row
+    assert "`open`, `closed`" in row and "`--fail-policy` (`guard`, `serve`)" in row
 
 
 def test_a_setting_without_a_description_fails_the_build() -> None:

@@ -10,11 +10,11 @@ from replay.scoring import (
     bounded_figures,
     brier,
     count,
+    operating_threshold,
     percentile,
     precise_band,
     reliability,
     wilson,
-    operating_threshold,
     worst_error,
 )
 
