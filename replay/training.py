@@ -168,8 +168,9 @@ def fit_offline(realistic: Sequence[Sample], reviewed: Sequence[Sample] = ()) ->
     the fold models is the model the calibration describes. Its figures are measured on
     the realistic test split."""
     dev = [*_dev(realistic), *reviewed]
-    trained_on = "the realistic dev split and realistic:everyday-dev" + (
-        f" and {len(reviewed)} reviewed production trajectories" if reviewed else "")
+    trained_on = (f"the realistic dev split, realistic:everyday-dev and {len(reviewed)} "
+                  "reviewed production trajectories" if reviewed else
+                  "the realistic dev split and realistic:everyday-dev")
     readings = _readings(dev)
     found, models = held_out_evidence(dev, readings)
     scale, shift = _calibration(found, [s.label == "misbehavior" for s in dev])
