@@ -8,11 +8,12 @@ import pytest
 from kafka_io import consume, produce, running
 
 from monitor_gateway.evidence import ground
+from monitor_gateway.gateway import Gateway
 from monitor_gateway.ingest import Rejection, parse_trajectory
 from monitor_gateway.monitors import build_monitor
 from monitor_gateway.monitors.base import InlineMonitor, Judgement
 from monitor_gateway.monitors.offline import OfflineMonitor
-from monitor_gateway.monitors.pool import WORKER_NICENESS, Judged, PooledMonitor
+from monitor_gateway.monitors.pool import MAX_BATCH, WORKER_NICENESS, Judged, PooledMonitor
 from monitor_gateway.monitors.registry import default_workers
 from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings
@@ -84,6 +85,26 @@ async def test_a_dead_worker_is_replaced_and_only_its_call_fails() -> None:
     assert first.score == 0.9 and after.score == 0.1
     assert first.rationale != after.rationale  # a new process judged it
     assert str(os.getpid()) not in (first.rationale or "")
+
+
+async def test_the_workers_get_full_batches_whatever_the_concurrency() -> None:
+    """With worker processes, as many records may be in flight as give every worker a full
+    batch in hand and one behind it, even under a lower CONCURRENCY (batches of a few
+    records cost the gateway's process more a record); the limit says so on /metrics. Any
+    other monitor keeps CONCURRENCY as its ceiling."""
+    settings = GatewaySettings(monitor="monitors:crashing", workers=2, concurrency=8,
+                               metrics_port=0)
+    pooled = build_monitor(settings)
+    assert isinstance(pooled, PooledMonitor)
+    try:
+        gateway = Gateway(settings, pooled)
+    finally:
+        await pooled.aclose()
+    room = 2 * 2 * MAX_BATCH
+    assert pooled.room == room and gateway.backend.limiter.allowed == room
+    assert gateway.registry.get_sample_value("monitor_gateway_concurrency_limit") == room
+    inline = build_monitor(settings.model_copy(update={"workers": 0}))
+    assert Gateway(settings, inline).backend.limiter.allowed == 8
 
 
 async def test_workers_yield_the_cpu_to_the_fetch_loop() -> None:
