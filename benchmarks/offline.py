@@ -20,7 +20,8 @@
      the fetch loop's own latency while it runs: how late a timer on the gateway's event
      loop fires (target: p99 < 5 ms with workers), and the CPU every process spent a
      trajectory (the gateway's, the workers, the broker) and other work's on the machine.
-     ``--profile``: cProfile's summary of the gateway's own process while workers judge.
+     ``--profile``: where the gateway's processes spend their time with the default number
+     of workers (py-spy where installed, else cProfile's summary of the gateway's thread).
 
     python benchmarks/offline.py [--bootstrap HOST:PORT] [--n 20000] [--offline-n 3000]
                                  [--rounds 3] [--profile]
@@ -36,10 +37,17 @@ import gc
 import json
 import os
 import pstats
+import re
+import shutil
+import signal
 import statistics
+import sys
+import tempfile
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
+from pathlib import Path
 
 import throughput
 import uvloop
@@ -327,7 +335,8 @@ async def gateways(values: list[bytes], n: int, offline_n: int, rounds: int,
         before = mean_judging(offline, values)
         run = gateway(settings, offline_n, build_monitor(settings), sample=usage)
         async with LoopLag() as lag:
-            measured = await (profiled(run) if profile and workers else run)
+            measured = await (profiled(run) if profile and workers == default_workers()
+                              else run)
         after = mean_judging(offline, values)
         judging, judging_cpu = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
         ideal = cores / judging
@@ -385,7 +394,13 @@ def where_the_cpu_goes(measured: Measured, judging_cpu: float) -> str:
 
 
 async def profiled(run: Awaitable[Measured]) -> Measured:
-    """``run`` under cProfile: where the gateway's own process spends its time."""
+    """``run`` profiled: with py-spy where it is installed (every process and thread of the
+    gateway, sampled from outside, C code included), else cProfile (the gateway's own
+    thread only, each call slowed by the profiler)."""
+    spy = shutil.which("py-spy", path=f"{Path(sys.executable).parent}{os.pathsep}"
+                                        f"{os.environ.get('PATH', '')}")
+    if spy is not None:
+        return await spied(spy, run)
     profile = cProfile.Profile()
     profile.enable()
     try:
@@ -393,6 +408,51 @@ async def profiled(run: Awaitable[Measured]) -> Measured:
     finally:
         profile.disable()
         pstats.Stats(profile).sort_stats("tottime").print_stats(20)
+
+
+async def spied(spy: str, run: Awaitable[Measured], top: int = 15) -> Measured:
+    """``run`` sampled by py-spy (100 a second, threads idle in a system call left out);
+    printed: the samples' shares by process and thread, and the gateway process's
+    functions that were running most (a function's own time, not its callees')."""
+    with tempfile.NamedTemporaryFile(suffix=".txt") as out:
+        sampler = await asyncio.create_subprocess_exec(
+            spy, "record", "--pid", str(os.getpid()), "--subprocesses", "--nonblocking",
+            "--rate", "100", "--format", "raw", "--output", out.name,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+        try:
+            return await run
+        finally:
+            sampler.send_signal(signal.SIGINT)  # py-spy writes its samples and exits
+            await sampler.wait()
+            text = await asyncio.to_thread(Path(out.name).read_text)
+            print_samples(text.splitlines(), top)
+
+
+def print_samples(lines: list[str], top: int) -> None:
+    me = f"process {os.getpid()}:"
+    shares: Counter[str] = Counter()
+    own: Counter[str] = Counter()
+    for line in lines:
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        processes = [f for f in frames if f.startswith("process ")]
+        calls = frames[len(processes):]
+        if len(processes) > 1:
+            where = "workers" if "multiprocessing" in processes[-1] else "other processes"
+        else:
+            main = bool(calls) and not calls[0].startswith("Thread._bootstrap")
+            where = "gateway's event loop" if main else "gateway's other threads"
+            if calls:  # the frame running, as "function (package/module.py)"
+                own[re.sub(r" \(.*?([^/]+/)?([^/]+\.py)?:?\d*\)$",
+                           lambda m: f" ({m[1] or ''}{m[2] or ''})", calls[-1])] += int(count)
+        shares[where] += int(count)
+    total = sum(shares.values()) or 1
+    print("    py-spy samples: " + ", ".join(f"{where} {n / total:.0%}"
+                                              for where, n in shares.most_common()))
+    mine = sum(own.values()) or 1
+    print(f"    the gateway's process ({me.removesuffix(':')}), running most:")
+    for frame, n in own.most_common(top):
+        print(f"      {n / mine:6.1%}  {frame}")
 
 
 def main(n: int, offline_n: int, rounds: int, profile: bool) -> None:
@@ -409,7 +469,8 @@ if __name__ == "__main__":
     parser.add_argument("--offline-n", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true",
-                        help="profile the gateway's process while workers judge (cProfile)")
+                        help="profile the gateway while the default number of workers judge "
+                        "(py-spy if installed, else cProfile)")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         throughput.BOOTSTRAP = args.bootstrap or stack.enter_context(EmbeddedBroker()).bootstrap
