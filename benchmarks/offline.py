@@ -334,8 +334,9 @@ async def gateways(values: list[bytes], n: int, offline_n: int, rounds: int,
         await fill(settings, offline_n)
         before = mean_judging(offline, values)
         run = gateway(settings, offline_n, build_monitor(settings), sample=usage)
+        notes: list[str] = []
         async with LoopLag() as lag:
-            measured = await (profiled(run) if profile and workers == default_workers()
+            measured = await (profiled(run, notes) if profile and workers == default_workers()
                               else run)
         after = mean_judging(offline, values)
         judging, judging_cpu = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
@@ -347,7 +348,8 @@ async def gateways(values: list[bytes], n: int, offline_n: int, rounds: int,
               + (" (target >= 0.8)" if workers == default_workers() else "")
               + f"; {lag.describe()}")
         assert measured.around is not None
-        print("    " + where_the_cpu_goes(measured, judging_cpu))
+        for line in (where_the_cpu_goes(measured, judging_cpu), *notes):
+            print("    " + line)
 
 
 def mean_judging(monitor: InlineMonitor, values: list[bytes]) -> tuple[float, float]:
@@ -393,14 +395,14 @@ def where_the_cpu_goes(measured: Measured, judging_cpu: float) -> str:
             "cores meanwhile")
 
 
-async def profiled(run: Awaitable[Measured]) -> Measured:
+async def profiled(run: Awaitable[Measured], notes: list[str]) -> Measured:
     """``run`` profiled: with py-spy where it is installed (every process and thread of the
-    gateway, sampled from outside, C code included), else cProfile (the gateway's own
-    thread only, each call slowed by the profiler)."""
+    gateway, sampled from outside, C code included; its summary added to ``notes``), else
+    cProfile (the gateway's own thread only, each call slowed by the profiler)."""
     spy = shutil.which("py-spy", path=f"{Path(sys.executable).parent}{os.pathsep}"
                                         f"{os.environ.get('PATH', '')}")
     if spy is not None:
-        return await spied(spy, run)
+        return await spied(spy, run, notes)
     profile = cProfile.Profile()
     profile.enable()
     try:
@@ -410,9 +412,10 @@ async def profiled(run: Awaitable[Measured]) -> Measured:
         pstats.Stats(profile).sort_stats("tottime").print_stats(20)
 
 
-async def spied(spy: str, run: Awaitable[Measured], top: int = 15) -> Measured:
+async def spied(spy: str, run: Awaitable[Measured], notes: list[str], top: int = 15
+                ) -> Measured:
     """``run`` sampled by py-spy (100 a second, threads idle in a system call left out);
-    printed: the samples' shares by process and thread, and the gateway process's
+    in ``notes``: the samples' shares by process and thread, and the gateway process's
     functions that were running most (a function's own time, not its callees')."""
     with tempfile.NamedTemporaryFile(suffix=".txt") as out:
         sampler = await asyncio.create_subprocess_exec(
@@ -425,10 +428,10 @@ async def spied(spy: str, run: Awaitable[Measured], top: int = 15) -> Measured:
             sampler.send_signal(signal.SIGINT)  # py-spy writes its samples and exits
             await sampler.wait()
             text = await asyncio.to_thread(Path(out.name).read_text)
-            print_samples(text.splitlines(), top)
+            notes.extend(summary(text.splitlines(), top))
 
 
-def print_samples(lines: list[str], top: int) -> None:
+def summary(lines: list[str], top: int) -> list[str]:
     me = f"process {os.getpid()}:"
     shares: Counter[str] = Counter()
     own: Counter[str] = Counter()
@@ -447,12 +450,11 @@ def print_samples(lines: list[str], top: int) -> None:
                            lambda m: f" ({m[1] or ''}{m[2] or ''})", calls[-1])] += int(count)
         shares[where] += int(count)
     total = sum(shares.values()) or 1
-    print("    py-spy samples: " + ", ".join(f"{where} {n / total:.0%}"
-                                              for where, n in shares.most_common()))
     mine = sum(own.values()) or 1
-    print(f"    the gateway's process ({me.removesuffix(':')}), running most:")
-    for frame, n in own.most_common(top):
-        print(f"      {n / mine:6.1%}  {frame}")
+    return ["py-spy samples: " + ", ".join(f"{where} {n / total:.0%}"
+                                           for where, n in shares.most_common()),
+            f"the gateway's process ({me.removesuffix(':')}), running most:",
+            *(f"  {n / mine:6.1%}  {frame}" for frame, n in own.most_common(top))]
 
 
 def main(n: int, offline_n: int, rounds: int, profile: bool) -> None:
