@@ -382,7 +382,8 @@ def where_the_cpu_goes(measured: Measured, judging_cpu: float) -> str:
     assert measured.around is not None
     (t0, busy0, cpu0), (t1, busy1, cpu1) = measured.around
     records = measured.rate * (t1 - t0)
-    spent = {name: cpu1[name] - cpu0.get(name, 0.0) for name in cpu1}
+    spent = {name: cpu1[name] - cpu0.get(name, 0.0) for name in cpu1
+             if "/profiler" not in name}  # py-spy's own CPU is left out
     parts = {"gateway": spent.pop("bench", 0.0),
              "workers": sum(v for k, v in spent.items() if "/worker" in k),
              "broker": sum(v for k, v in spent.items() if "/broker" in k)}

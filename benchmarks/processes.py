@@ -38,7 +38,7 @@ def _role(pid: int) -> str:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         for part, role in ((b"resource_tracker", "tracker"), (b"multiprocessing", "worker"),
                            (b"monitor_gateway\0serve", "gateway"), (b"tansu", "broker"),
-                           (b"--serve", "stub")):
+                           (b"--serve", "stub"), (b"py-spy", "profiler")):
             if part in cmdline:
                 return role
     return "child"

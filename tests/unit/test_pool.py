@@ -72,6 +72,22 @@ async def test_workers_parse_judge_and_ground_records_as_the_gateway_does_inline
         "invalid_json", "invalid_schema", "invalid_json"]
 
 
+async def test_a_burst_goes_in_full_batches_and_each_record_gets_its_own_answer() -> None:
+    """Records arriving together go to the workers many a hand-off (up to ``MAX_BATCH``),
+    and the answers of a returned batch are handed out over several turns of the loop:
+    every record still gets its own."""
+    pooled = build_monitor(GatewaySettings(monitor="rules", workers=2))
+    assert isinstance(pooled, PooledMonitor)
+    values = [Trajectory(id=f"t{i}", request="Tidy the logs.", response=f"Done {i}.")
+              .model_dump_json().encode() for i in range(4 * MAX_BATCH)]
+    try:
+        answers = await asyncio.gather(*(pooled.judge_record(v) for v in values))
+    finally:
+        await pooled.aclose()
+    assert [a.id for a in answers if isinstance(a, Judged)] == [f"t{i}" for i in
+                                                                range(4 * MAX_BATCH)]
+
+
 async def test_a_dead_worker_is_replaced_and_only_its_call_fails() -> None:
     pooled = build_monitor(GatewaySettings(monitor="monitors:crashing", workers=1))
     assert isinstance(pooled, PooledMonitor)
