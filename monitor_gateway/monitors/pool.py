@@ -140,7 +140,8 @@ class PooledMonitor:
         behind it: the gateway lets at least this many records wait for or in the workers,
         whatever ``CONCURRENCY``. With 64 (the default ``CONCURRENCY``) and two workers,
         batches held 16 records, and the gateway's process spent 215-263 us of CPU a
-        trajectory against 155-162 us with 256 (benchmarks/offline.py, run 39)."""
+        trajectory against 155-162 us with 256 (offline monitor, alternating runs:
+        docs/benchmark-log.md, run 39)."""
         return self._most_out * MAX_BATCH
 
     def _new_pool(self, workers: int) -> ProcessPoolExecutor:
