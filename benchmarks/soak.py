@@ -139,6 +139,14 @@ class Minute:
     def total(self) -> float:
         return sum(self.rss.values())
 
+    def cores(self, role: str) -> float:
+        """The share of a core the processes named ``role`` used over the minute."""
+        return sum(share for name, share in self.cpu.items() if role in name)
+
+    def cpu_a_verdict(self, role: str) -> float:
+        """Their CPU milliseconds a verdict read in the minute."""
+        return self.cores(role) * 60 * 1000 / max(1, len(self.latencies))
+
 
 async def soak(bootstrap: str, judge: str, stub: str | None, rate: float, minutes: int
                ) -> list[Minute]:
@@ -226,6 +234,11 @@ def summary(seen: list[Minute]) -> None:
     print(f"  p99 latency: minute 2 {second.p(0.99) * 1000:.0f} ms, minute {len(seen)} "
           f"{last.p(0.99) * 1000:.0f} ms: ratio {last.p(0.99) / second.p(0.99):.2f} "
           "(target <= 1.5)")
+    print(f"  what a creep would come from: CPU of the gateway's processes a verdict, minute "
+          f"2 {second.cpu_a_verdict('gateway'):.2f} ms, minute {len(seen)} "
+          f"{last.cpu_a_verdict('gateway'):.2f} ms; the broker's CPU, minute 2 "
+          f"{second.cores('broker'):.2f} cores, minute {len(seen)} {last.cores('broker'):.2f}"
+          " (a broker this process did not start is not seen)")
 
 
 async def main(bootstrap: str, judge: str, stub: str | None, rate: float | None,
