@@ -17,12 +17,13 @@ and one slow or timed-out call must not throttle the rest. While latency stays n
 ``min_rtt`` the limit grows to the ceiling fast (``growth`` times a window, as TCP's slow
 start does, from the first ``min_rtt`` measurement on, until latency first rises beyond
 the gradient's tolerance): against a flat 200 ms server, 4 calls, then the ceiling of 64,
-one round trip after the probe. Growing 16 times a window rather than 4 (4, 16, 64) served
-a 7-second burst at 0.90-0.93 of Little's limit against 0.86-0.87, the fixed limit at
-0.91 beside them (benchmarks/llm_throughput.py, docs/benchmark-log.md run 39); against a
-server with a knee the first window overshoots further. Once calls queue at the backend
-and latency rises, it shrinks back towards the point where they started to queue (by at
-most half a window). The pinned probe is a few calls wide, not one, so that a single
+one round trip after the probe. Growing 16 times a window rather than 4 (4, 16, 64), a
+7-second burst got 0.86-0.93 of Little's limit (0.90 or more in four rounds of five)
+against 0.86-0.92 (one of five), the fixed limit 0.90-0.94 beside them
+(benchmarks/llm_throughput.py; docs/benchmark-log.md, runs 39 and 44); against a server
+with a knee the first window overshoots further. Once calls queue at the backend
+and latency rises, it shrinks back towards the point where they started to queue (at most
+halving the limit a window). The pinned probe is a few calls wide, not one, so that a single
 hanging call cannot stall the gateway. The ``slack`` (5 ms) keeps the event loop's own
 scheduling, which grows with the calls in flight, from reading as a queue at a backend
 that answers in microseconds.
