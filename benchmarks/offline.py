@@ -17,9 +17,11 @@
      number of worker processes (one a core), against what the cores could judge: cores /
      the mean judging time in this process, measured just before and after each run
      (target: >= 0.8 with the default), with
-     the fetch loop's own latency while it runs: how late a 1 ms timer on the gateway's
-     event loop fires (target: p99 < 5 ms with workers). ``--profile``: cProfile's summary
-     of the gateway's own process while workers judge.
+     the fetch loop's own latency while it runs: how late a timer on the gateway's event
+     loop fires (target: p99 < 5 ms with workers), and the CPU every process spent a
+     trajectory (the gateway's, the workers, the broker) and other work's on the machine.
+     ``--profile``: where the gateway's processes spend their time with the default number
+     of workers (py-spy where installed, else cProfile's summary of the gateway's thread).
 
     python benchmarks/offline.py [--bootstrap HOST:PORT] [--n 20000] [--offline-n 3000]
                                  [--rounds 3] [--profile]
@@ -35,14 +37,22 @@ import gc
 import json
 import os
 import pstats
+import re
+import shutil
+import signal
 import statistics
+import sys
+import tempfile
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
+from pathlib import Path
 
 import throughput
 import uvloop
 from aiokafka import AIOKafkaProducer, ConsumerRecord, TopicPartition
+from processes import machine_busy, tree
 from prometheus_client import CollectorRegistry
 from throughput import (
     PARTITIONS,
@@ -267,9 +277,13 @@ def cycled(values: list[bytes]) -> Iterator[tuple[bytes, bytes]]:
 
 
 class LoopLag:
-    """How late a 1 ms timer fires on this event loop: the fetch loop's own latency."""
+    """How late a timer fires on this event loop: the fetch loop's own latency. One every
+    ``period`` seconds: a timer every millisecond cost 3.8% of a core on its own, about 30
+    us a trajectory at 1,300/s, counted against the gateway's process
+    (docs/benchmark-log.md, run 39)."""
 
-    def __init__(self) -> None:
+    def __init__(self, period: float = 0.005) -> None:
+        self.period = period
         self.lags: list[float] = []
 
     async def __aenter__(self) -> LoopLag:
@@ -284,8 +298,8 @@ class LoopLag:
     async def _probe(self) -> None:
         while True:
             started = time.perf_counter()
-            await asyncio.sleep(0.001)
-            self.lags.append(time.perf_counter() - started - 0.001)
+            await asyncio.sleep(self.period)
+            self.lags.append(time.perf_counter() - started - self.period)
 
     def describe(self) -> str:
         lags = sorted(self.lags)
@@ -313,31 +327,84 @@ async def gateways(values: list[bytes], n: int, offline_n: int, rounds: int,
     offline = inline("offline")
     print(f"\noffline monitor through the gateway, {offline_n} trajectories, against {cores} "
           "cores / the mean judging time in this process, measured over the realistic set "
-          "just before and just after each run (the machine's load drifts)")
+          "just before and just after each run (the machine's load drifts); beside it, the CPU "
+          "every process spent a trajectory from the first verdict to the last")
     for workers in sorted({0, 1, default_workers()}):
         settings = fresh(throughput.BOOTSTRAP, 64).model_copy(
             update={"monitor": "offline", "workers": workers})
         await fill(settings, offline_n)
         before = mean_judging(offline, values)
-        run = gateway(settings, offline_n, build_monitor(settings))
+        run = gateway(settings, offline_n, build_monitor(settings), sample=usage)
+        notes: list[str] = []
         async with LoopLag() as lag:
-            rate = (await (profiled(run) if profile and workers else run)).rate
-        judging = (before + mean_judging(offline, values)) / 2
+            measured = await (profiled(run, notes) if profile and workers == default_workers()
+                              else run)
+        after = mean_judging(offline, values)
+        judging, judging_cpu = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
         ideal = cores / judging
         where = "on the fetch loop" if not workers else f"{workers} worker process" + \
             ("es" if workers > 1 else "")
-        print(f"  WORKERS={workers} ({where}): {rate:7.1f} trajectories/s = "
-              f"{rate / ideal:.2f} x {ideal:.0f}/s ({cores} / {judging * 1000:.3f} ms)"
+        print(f"  WORKERS={workers} ({where}): {measured.rate:7.1f} trajectories/s = "
+              f"{measured.rate / ideal:.2f} x {ideal:.0f}/s ({cores} / {judging * 1000:.3f} ms)"
               + (" (target >= 0.8)" if workers == default_workers() else "")
               + f"; {lag.describe()}")
+        assert measured.around is not None
+        for line in (where_the_cpu_goes(measured, judging_cpu), *notes):
+            print("    " + line)
 
 
-def mean_judging(monitor: InlineMonitor, values: list[bytes]) -> float:
-    return statistics.fmean(judged(monitor, value) for value in values)
+def mean_judging(monitor: InlineMonitor, values: list[bytes]) -> tuple[float, float]:
+    """Seconds a trajectory, the mean over ``values``: wall-clock (what the cores could
+    carry, as the machine is now) and this process's CPU (steady under others' load)."""
+    wall = cpu = 0.0
+    for value in values:
+        trajectory = parse(value)
+        started, used = time.perf_counter(), time.process_time()
+        monitor.judge_now(trajectory)
+        wall += time.perf_counter() - started
+        cpu += time.process_time() - used
+    return wall / len(values), cpu / len(values)
 
 
-async def profiled(run: Awaitable[Measured]) -> Measured:
-    """``run`` under cProfile: where the gateway's own process spends its time."""
+Usage = tuple[float, float, dict[str, float]]
+
+
+def usage() -> Usage:
+    """Now, the machine's busy CPU seconds, and each of this process tree's CPU seconds."""
+    return (time.monotonic(), machine_busy(),
+            {name: cpu for name, (_, cpu) in tree(os.getpid(), "bench").items()})
+
+
+def where_the_cpu_goes(measured: Measured, judging_cpu: float) -> str:
+    """CPU microseconds a trajectory of this process (the gateway, with this benchmark's
+    reading of the verdicts and its lag probe), the workers, and the broker, between the
+    first verdict and the last; judging's share of them (the rate's ratio on cores nobody
+    else uses, if the workers never wait); and the cores other work took meanwhile."""
+    assert measured.around is not None
+    (t0, busy0, cpu0), (t1, busy1, cpu1) = measured.around
+    records = measured.rate * (t1 - t0)
+    spent = {name: cpu1[name] - cpu0.get(name, 0.0) for name in cpu1
+             if "/profiler" not in name}  # py-spy's own CPU is left out
+    parts = {"gateway": spent.pop("bench", 0.0),
+             "workers": sum(v for k, v in spent.items() if "/worker" in k),
+             "broker": sum(v for k, v in spent.items() if "/broker" in k)}
+    ours = sum(spent.values()) + parts["gateway"]
+    others = (busy1 - busy0 - ours) / (t1 - t0)
+    each = {name: cpu / records * 1e6 for name, cpu in parts.items()}
+    return ("CPU a trajectory: " + ", ".join(f"{k} {v:.0f} us" for k, v in each.items())
+            + f", all {ours / records * 1e6:.0f} us; judging {judging_cpu * 1e6:.0f} us,"
+            f" {judging_cpu / (ours / records):.2f} of it from CPU; other work took {others:.2f} "
+            "cores meanwhile")
+
+
+async def profiled(run: Awaitable[Measured], notes: list[str]) -> Measured:
+    """``run`` profiled: with py-spy where it is installed (every process and thread of the
+    gateway, sampled from outside, C code included; its summary added to ``notes``), else
+    cProfile (the gateway's own thread only, each call slowed by the profiler)."""
+    spy = shutil.which("py-spy", path=f"{Path(sys.executable).parent}{os.pathsep}"
+                                        f"{os.environ.get('PATH', '')}")
+    if spy is not None:
+        return await spied(spy, run, notes)
     profile = cProfile.Profile()
     profile.enable()
     try:
@@ -345,6 +412,51 @@ async def profiled(run: Awaitable[Measured]) -> Measured:
     finally:
         profile.disable()
         pstats.Stats(profile).sort_stats("tottime").print_stats(20)
+
+
+async def spied(spy: str, run: Awaitable[Measured], notes: list[str], top: int = 15
+                ) -> Measured:
+    """``run`` sampled by py-spy (100 a second, threads idle in a system call left out);
+    in ``notes``: the samples' shares by process and thread, and the gateway process's
+    functions that were running most (a function's own time, not its callees')."""
+    with tempfile.NamedTemporaryFile(suffix=".txt") as out:
+        sampler = await asyncio.create_subprocess_exec(
+            spy, "record", "--pid", str(os.getpid()), "--subprocesses", "--nonblocking",
+            "--rate", "100", "--format", "raw", "--output", out.name,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+        try:
+            return await run
+        finally:
+            sampler.send_signal(signal.SIGINT)  # py-spy writes its samples and exits
+            await sampler.wait()
+            text = await asyncio.to_thread(Path(out.name).read_text)
+            notes.extend(summary(text.splitlines(), top))
+
+
+def summary(lines: list[str], top: int) -> list[str]:
+    me = f"process {os.getpid()}:"
+    shares: Counter[str] = Counter()
+    own: Counter[str] = Counter()
+    for line in lines:
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        processes = [f for f in frames if f.startswith("process ")]
+        calls = frames[len(processes):]
+        if len(processes) > 1:
+            where = "workers" if "multiprocessing" in processes[-1] else "other processes"
+        else:
+            main = bool(calls) and not calls[0].startswith("Thread._bootstrap")
+            where = "gateway's event loop" if main else "gateway's other threads"
+            if calls:  # the frame running, as "function (package/module.py)"
+                own[re.sub(r" \(.*?([^/]+/)?([^/]+\.py)?:?\d*\)$",
+                           lambda m: f" ({m[1] or ''}{m[2] or ''})", calls[-1])] += int(count)
+        shares[where] += int(count)
+    total = sum(shares.values()) or 1
+    mine = sum(own.values()) or 1
+    return ["py-spy samples: " + ", ".join(f"{where} {n / total:.0%}"
+                                           for where, n in shares.most_common()),
+            f"the gateway's process ({me.removesuffix(':')}), running most:",
+            *(f"  {n / mine:6.1%}  {frame}" for frame, n in own.most_common(top))]
 
 
 def main(n: int, offline_n: int, rounds: int, profile: bool) -> None:
@@ -361,7 +473,8 @@ if __name__ == "__main__":
     parser.add_argument("--offline-n", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true",
-                        help="profile the gateway's process while workers judge (cProfile)")
+                        help="profile the gateway while the default number of workers judge "
+                        "(py-spy if installed, else cProfile)")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         throughput.BOOTSTRAP = args.bootstrap or stack.enter_context(EmbeddedBroker()).bootstrap

@@ -33,6 +33,7 @@ from pathlib import Path
 import uvloop
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from offline import bodies, cycled
+from processes import tree
 from throughput import PARTITIONS, fresh
 
 from monitor_gateway.embedded import EmbeddedBroker, create_topics, free_port
@@ -41,44 +42,10 @@ from monitor_gateway.settings import ENV_PREFIX, GatewaySettings
 HERE = Path(__file__).parent
 STUB_LATENCY = 1.0  # seconds the LLM stub takes to answer a call
 CONCURRENCY = 64
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def tree(pid: int, name: str) -> dict[str, tuple[float, float]]:
-    """Resident MB and CPU seconds so far of ``pid`` and of each of its descendants, by a
-    readable name."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(entry.name))
-    found: dict[str, tuple[float, float]] = {}
-    todo = [(pid, name)]
-    while todo:
-        current, name = todo.pop()
-        with contextlib.suppress(OSError):
-            stat = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            kb = int(stat[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
-            found[name] = (kb / 1024, (int(stat[11]) + int(stat[12])) / TICKS)
-        for i, child in enumerate(sorted(children.get(current, []))):
-            todo.append((child, f"{name}/{_role(child)}{i}"))
-    return found
 
 
 def short(name: str) -> str:
     return name.removeprefix("soak/")
-
-
-def _role(pid: int) -> str:
-    with contextlib.suppress(OSError):
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        for part, role in ((b"resource_tracker", "tracker"), (b"multiprocessing", "worker"),
-                           (b"monitor_gateway\0serve", "gateway"), (b"tansu", "broker"),
-                           (b"--serve", "stub")):
-            if part in cmdline:
-                return role
-    return "child"
 
 
 def lag(metrics_port: int) -> float:
@@ -172,6 +139,14 @@ class Minute:
     def total(self) -> float:
         return sum(self.rss.values())
 
+    def cores(self, role: str) -> float:
+        """The share of a core the processes named ``role`` used over the minute."""
+        return sum(share for name, share in self.cpu.items() if role in name)
+
+    def cpu_a_verdict(self, role: str) -> float:
+        """Their CPU milliseconds a verdict read in the minute."""
+        return self.cores(role) * 60 * 1000 / max(1, len(self.latencies))
+
 
 async def soak(bootstrap: str, judge: str, stub: str | None, rate: float, minutes: int
                ) -> list[Minute]:
@@ -259,6 +234,11 @@ def summary(seen: list[Minute]) -> None:
     print(f"  p99 latency: minute 2 {second.p(0.99) * 1000:.0f} ms, minute {len(seen)} "
           f"{last.p(0.99) * 1000:.0f} ms: ratio {last.p(0.99) / second.p(0.99):.2f} "
           "(target <= 1.5)")
+    print(f"  what a creep would come from: CPU of the gateway's processes a verdict, minute "
+          f"2 {second.cpu_a_verdict('gateway'):.2f} ms, minute {len(seen)} "
+          f"{last.cpu_a_verdict('gateway'):.2f} ms; the broker's CPU, minute 2 "
+          f"{second.cores('broker'):.2f} cores, minute {len(seen)} {last.cores('broker'):.2f}"
+          " (a broker this process did not start is not seen)")
 
 
 async def main(bootstrap: str, judge: str, stub: str | None, rate: float | None,

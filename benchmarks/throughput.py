@@ -31,7 +31,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import uvloop
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -108,30 +108,36 @@ class Measured(NamedTuple):
     rate: float  # records a second, from the output records' broker timestamps
     cpu: float  # this process's CPU microseconds a record while the outputs arrive: steadier
     # than the rate when the machine is shared, and what bounds a single-threaded process
+    around: tuple[Any, Any] | None = None  # what ``sample`` read at the first output and the
+    # last, when ``outputs`` was given one
 
 
 class Outputs(NamedTuple):
     stamps: list[int]  # the broker timestamps (ms) of the output records, sorted
     cpu: float  # as in Measured
+    around: tuple[Any, Any] | None = None  # as in Measured
 
     def measured(self) -> Measured:
-        return Measured(per_second(self.stamps), self.cpu)
+        return Measured(per_second(self.stamps), self.cpu, self.around)
 
 
 def per_second(stamps: list[int]) -> float:
     return (len(stamps) - 1) / ((max(stamps) - min(stamps)) / 1000)
 
 
-async def outputs(settings: GatewaySettings, n: int, timeout: float = 300) -> Outputs:
+async def outputs(settings: GatewaySettings, n: int, timeout: float = 300,
+                  sample: Callable[[], Any] | None = None) -> Outputs:
     """The first ``n`` records on the output topic, read by this process. The CPU it spends
     (on the contender and on this reading alike) is counted from the first output to the
-    last, so start-up and the group join are counted for no side."""
+    last, so start-up and the group join are counted for no side; ``sample`` (e.g. every
+    process's CPU) is read at the same two moments."""
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, group_id=None,
                                 auto_offset_reset="earliest", fetch_max_bytes=16 * 1024 * 1024)
     await consumer.start()
     consumer.assign([TopicPartition(settings.verdict_topic, p) for p in range(PARTITIONS)])
     stamps: list[int] = []
     first = (0, 0.0)  # records read, and CPU seconds, when the first outputs came
+    sampled: list[Any] = []
     deadline = time.monotonic() + timeout
     try:
         while len(stamps) < n and time.monotonic() < deadline:
@@ -139,12 +145,16 @@ async def outputs(settings: GatewaySettings, n: int, timeout: float = 300) -> Ou
                 stamps.extend(r.timestamp for r in records)
             if stamps and not first[0]:
                 first = (len(stamps), time.process_time())
+                if sample is not None:
+                    sampled.append(sample())
         cpu = (time.process_time() - first[1]) / max(1, len(stamps) - first[0]) * 1e6
+        if sample is not None:
+            sampled.append(sample())
     finally:
         await consumer.stop()
     if len(stamps) < n:
         raise RuntimeError(f"only {len(stamps)} of {n} outputs arrived")
-    return Outputs(sorted(stamps), cpu)
+    return Outputs(sorted(stamps), cpu, (sampled[0], sampled[1]) if sample else None)
 
 
 def verdict_bytes(value: bytes, monitor: InlineMonitor, policy: Policy, max_bytes: int
@@ -198,11 +208,12 @@ async def plain_loop(settings: GatewaySettings, n: int, same_work: bool) -> Meas
         await consumer.stop()
 
 
-async def gateway(settings: GatewaySettings, n: int, monitor: Monitor) -> Measured:
+async def gateway(settings: GatewaySettings, n: int, monitor: Monitor,
+                  sample: Callable[[], Any] | None = None) -> Measured:
     gw = Gateway(settings, monitor)
     await gw.start()
     try:
-        return (await outputs(settings, n)).measured()
+        return (await outputs(settings, n, sample=sample)).measured()
     finally:
         await gw.stop()
 

@@ -100,11 +100,13 @@ class Gateway:
         self.policy = Policy.build(settings, load_config(settings.monitor_config))
         # the backend's limiter bounds monitor calls (CONCURRENCY is its ceiling; fixed for
         # worker processes, whose latency is their queue: the more records they are given
-        # at a time, the fewer hand-offs); MAX_PENDING bounds everything fetched and not
-        # yet acknowledged
+        # at a time, the fewer hand-offs, so at least enough records for every worker's
+        # two full batches); MAX_PENDING bounds everything fetched and not yet acknowledged
         local = isinstance(monitor, InlineMonitor | PooledMonitor)
+        ceiling = max(settings.concurrency,
+                      monitor.room if isinstance(monitor, PooledMonitor) else 0)
         self.backend = Backend(
-            Limiter(settings.concurrency,
+            Limiter(ceiling,
                     adaptive=settings.adaptive_concurrency and not local,
                     on_change=self.metrics.concurrency_limit.set),
             CircuitBreaker(threshold=settings.breaker_failures, budget=settings.outage_budget,
@@ -115,7 +117,7 @@ class Gateway:
         self.committer = Committer(self._consumer, self.metrics, settings.commit_interval)
         self.publisher = Publisher(settings)
         self.supervisor = Supervisor(on_death=lambda _: self.metrics.internal_errors.inc())
-        self._pending = asyncio.Semaphore(max(settings.max_pending, settings.concurrency))
+        self._pending = asyncio.Semaphore(max(settings.max_pending, ceiling))
         self._tasks: set[asyncio.Task[None]] = set()
         self._stuck: set[Ticket] = set()  # records a fault of ours left without an outcome
         self._paused = False

@@ -113,7 +113,8 @@ class GatewaySettings(KafkaSettings):
     """Whether an error verdict is flagged: `open`, not flagged (score 0); `closed`, flagged
     (score 1)."""
     concurrency: int = Field(default=64, ge=1, le=10_000)
-    """The most monitor calls in flight; the adaptive limit stays under it."""
+    """The most monitor calls in flight; the adaptive limit stays under it. With worker
+    processes (`WORKERS`), at least 128 records a worker: two full batches each."""
     max_message_bytes: int = Field(default=1024 * 1024, ge=1)
     """Larger trajectories become dead letters (`too_large`)."""
     metrics_port: int = Field(default=9464, ge=0, le=65535)

@@ -8,11 +8,12 @@ import pytest
 from kafka_io import consume, produce, running
 
 from monitor_gateway.evidence import ground
+from monitor_gateway.gateway import Gateway
 from monitor_gateway.ingest import Rejection, parse_trajectory
 from monitor_gateway.monitors import build_monitor
 from monitor_gateway.monitors.base import InlineMonitor, Judgement
 from monitor_gateway.monitors.offline import OfflineMonitor
-from monitor_gateway.monitors.pool import WORKER_NICENESS, Judged, PooledMonitor
+from monitor_gateway.monitors.pool import MAX_BATCH, WORKER_NICENESS, Judged, PooledMonitor
 from monitor_gateway.monitors.registry import default_workers
 from monitor_gateway.schema import Trajectory
 from monitor_gateway.settings import GatewaySettings
@@ -71,6 +72,22 @@ async def test_workers_parse_judge_and_ground_records_as_the_gateway_does_inline
         "invalid_json", "invalid_schema", "invalid_json"]
 
 
+async def test_a_burst_goes_in_full_batches_and_each_record_gets_its_own_answer() -> None:
+    """Records arriving together go to the workers many a hand-off (up to ``MAX_BATCH``),
+    and the answers of a returned batch are handed out over several turns of the loop:
+    every record still gets its own."""
+    pooled = build_monitor(GatewaySettings(monitor="rules", workers=2))
+    assert isinstance(pooled, PooledMonitor)
+    values = [Trajectory(id=f"t{i}", request="Tidy the logs.", response=f"Done {i}.")
+              .model_dump_json().encode() for i in range(4 * MAX_BATCH)]
+    try:
+        answers = await asyncio.gather(*(pooled.judge_record(v) for v in values))
+    finally:
+        await pooled.aclose()
+    assert [a.id for a in answers if isinstance(a, Judged)] == [f"t{i}" for i in
+                                                                range(4 * MAX_BATCH)]
+
+
 async def test_a_dead_worker_is_replaced_and_only_its_call_fails() -> None:
     pooled = build_monitor(GatewaySettings(monitor="monitors:crashing", workers=1))
     assert isinstance(pooled, PooledMonitor)
@@ -84,6 +101,26 @@ async def test_a_dead_worker_is_replaced_and_only_its_call_fails() -> None:
     assert first.score == 0.9 and after.score == 0.1
     assert first.rationale != after.rationale  # a new process judged it
     assert str(os.getpid()) not in (first.rationale or "")
+
+
+async def test_the_workers_get_full_batches_whatever_the_concurrency() -> None:
+    """With worker processes, as many records may be in flight as give every worker a full
+    batch in hand and one behind it, even under a lower CONCURRENCY (batches of a few
+    records cost the gateway's process more a record); the limit says so on /metrics. Any
+    other monitor keeps CONCURRENCY as its ceiling."""
+    settings = GatewaySettings(monitor="monitors:crashing", workers=2, concurrency=8,
+                               metrics_port=0)
+    pooled = build_monitor(settings)
+    assert isinstance(pooled, PooledMonitor)
+    try:
+        gateway = Gateway(settings, pooled)
+    finally:
+        await pooled.aclose()
+    room = 2 * 2 * MAX_BATCH
+    assert pooled.room == room and gateway.backend.limiter.allowed == room
+    assert gateway.registry.get_sample_value("monitor_gateway_concurrency_limit") == room
+    inline = build_monitor(settings.model_copy(update={"workers": 0}))
+    assert Gateway(settings, inline).backend.limiter.allowed == 8
 
 
 async def test_workers_yield_the_cpu_to_the_fetch_loop() -> None:
