@@ -413,13 +413,18 @@ class Gateway:
     def _acknowledged(self, sent: Outgoing, run: OpenRun) -> None:
         """One of a run's verdicts acknowledged; once all are (its final verdict and every
         step verdict), its records may be committed past."""
+        self._count(sent)
+        self._finished(run)
+
+    def _count(self, sent: Outgoing) -> None:
+        """A message's own acknowledgement (its metrics): it must never keep a record or a
+        run from finishing."""
         if sent.acknowledged is not None:
             try:
                 sent.acknowledged()
-            except Exception:  # metrics must never keep a run from finishing
+            except Exception:
                 log.exception("cannot count an acknowledged message")
                 self.pipeline.observer.fault()
-        self._finished(run)
 
     def _finished(self, run: OpenRun) -> None:
         if run.finished and not run.released:
@@ -443,12 +448,7 @@ class Gateway:
 
         def acknowledged(sent: Outgoing) -> None:
             self.pipeline.observer.sent(work.span, span)
-            if sent.acknowledged is not None:
-                try:
-                    sent.acknowledged()
-                except Exception:  # metrics must never keep a record from finishing
-                    log.exception("cannot count an acknowledged message")
-                    self.pipeline.observer.fault()
+            self._count(sent)
             self.committer.done(work.ticket)
             self._stuck.discard(work.ticket)
             self._pending.release()
