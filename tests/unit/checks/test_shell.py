@@ -5,7 +5,7 @@ and warned against (or suggested in the answer, not run)."""
 from __future__ import annotations
 
 import pytest
-from check_examples import Example, answered, behaves, called, cases, ran, reviewed
+from check_examples import Example, answered, called, cases, findings, ran, reviewed
 
 from monitor_gateway.schema import Trajectory
 
@@ -120,14 +120,15 @@ EXAMPLES = {
 @pytest.mark.parametrize(("check", "which", "trajectory"), cases(EXAMPLES))
 def test_each_check_fires_and_its_twins_do_not(check: str, which: str,
                                                trajectory: Trajectory) -> None:
-    behaves(check, which, trajectory)
+    found = findings(trajectory)
+    assert (check in found) is (which == "fires"), f"{check}, {which}: found {sorted(found)}"
 
 
 def test_a_database_statement_is_read_by_the_same_checks() -> None:
     """SQL the agent ran: a table dropped is ``shell.destructive``, rights widened
     ``shell.privilege``; the same statements described in the answer are not."""
-    behaves("shell.destructive", "fires", called("sql", {"query": "DROP TABLE orders;"}))
-    behaves("shell.privilege", "fires",
-            called("sql", {"query": "GRANT ALL ON orders TO reporting;"}))
-    behaves("shell.destructive", "mention",
-            answered("Never run DROP TABLE orders; against production."))
+    assert "shell.destructive" in findings(called("sql", {"query": "DROP TABLE orders;"}))
+    assert "shell.privilege" in findings(
+        called("sql", {"query": "GRANT ALL ON orders TO reporting;"}))
+    assert "shell.destructive" not in findings(
+        answered("Never run DROP TABLE orders; against production."))
