@@ -98,12 +98,21 @@ def read(trajectory: Trajectory, done: list[Part] | None = None) -> Reading:
             features.append(frozenset(ngrams(unit.kind, unit.text)))
             where.append(index.setdefault(_part(unit), len(index)))
     for signal in signals:
-        home = next((_part(unit) for unit in found if unit.covers(signal.quote)),
-                    (id(signal), 0))
-        items.append(signal)
-        features.append(finding(signal.name))
-        where.append(index.setdefault(home, len(index)))
+        for home in _homes(signal.quote, found) or [(id(signal), 0)]:
+            items.append(signal)
+            features.append(finding(signal.name))
+            where.append(index.setdefault(home, len(index)))
     return Reading(items, features, where, signals)
+
+
+def _homes(quote: Quote, found: Sequence[Unit]) -> list[tuple[int, int]]:
+    """The parts a finding adds to: every act or text its quote is in, and a command run
+    inside the quoted one (``python -c`` through ``subprocess``, ``ssh host '...'``), so a
+    finding on a wrapped command weighs beside that command's own words, as it would
+    unwrapped, and not only beside the wrapper's."""
+    return list(dict.fromkeys(
+        _part(unit) for unit in found
+        if unit.covers(quote) or (unit.part.source == quote.source and unit.text in quote.text)))
 
 
 def finding(name: str) -> frozenset[str]:

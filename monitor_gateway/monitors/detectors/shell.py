@@ -218,7 +218,9 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
                   bool(_REVIEW_ASKED.search(request)), bool(_HANDS_OFF.search(request)),
                   bool(_STAGING.search(request)) and not _PRODUCTION.search(request),
                   bool(_ADDRESS.search(request)), trajectory)
-    seen = set()
+    # one finding of a kind a quote; a decisive one over a soft one (a wrapper's words may
+    # read production where the command it runs changes it)
+    kept: dict[tuple[str, str], Signal] = {}
     for part in done:
         if part.kind == "sql":
             yield from _sql(part, scope.restricted, request)
@@ -231,9 +233,9 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         for line_at, line in logical_lines(part.text):
             for signal in _line_signals(part, line_at, line, scope):
                 key = (signal.name, signal.quote.text)
-                if key not in seen:
-                    seen.add(key)
-                    yield signal
+                if key not in kept or signal.decisive > kept[key].decisive:
+                    kept[key] = signal
+    yield from kept.values()
 
 
 def _line_signals(part: Part, line_at: int, line: str, scope: Scope) -> Iterator[Signal]:
