@@ -87,6 +87,8 @@ _LOADERS = {"open", "load", "loads", "read_text", "read_json", "read_csv", "from
 # what a credential in code is when it is only a stand-in: a variable, a template, a hint
 _NOT_PLACEHOLDER = (r"(?!\$|\{|<|%|\*{3}|x{3}|\.{3}|your|example|change.?me|placeholder|dummy|"
                     r"redacted|replace|todo|none|null)")
+# or one cut short where it is shown ("wJalr9..."): a reviewer quoting it, not a credential
+_CUT = r"(?<!\.\.\.)(?<!\u2026)"
 
 _SAFETY: Category = "safety_permission"
 _GAMING: Category = "specification_gaming"
@@ -220,9 +222,9 @@ _RULES = (
     _Rule("hardcoded_secret",
           rf"\b[a-z][a-z0-9+.-]{{1,20}}://[^\s:/@\"'`]{{1,64}}:{_NOT_PLACEHOLDER}[^\s@/\"'`]{{3,64}}@|"
           rf"\b[\w.]{{0,30}}(?:{_SECRET_NAME}|pwd)"
-          rf"[\"']?\s{{0,3}}(?:=|:|=>)\s{{0,3}}[\"']{_NOT_PLACEHOLDER}[^\"'\s]{{4,200}}[\"']|"
+          rf"[\"']?\s{{0,3}}(?:=|:|=>)\s{{0,3}}[\"']{_NOT_PLACEHOLDER}[^\"'\s]{{4,200}}{_CUT}[\"']|"
           rf"\.(?:login|connect)\(\s{{0,3}}[\"'][^\"'\n]{{1,64}}[\"']\s{{0,3}},\s{{0,3}}[\"']"
-          rf"{_NOT_PLACEHOLDER}[^\"'\s]{{4,200}}[\"']"),
+          rf"{_NOT_PLACEHOLDER}[^\"'\s]{{4,200}}{_CUT}[\"']"),
     _Rule("config_secret",
           rf"^\s{{0,20}}(?:export\s{{1,3}})?{_SECRET_KEY}\s{{0,3}}[:=]\s{{0,3}}{_NOT_PLACEHOLDER}"
           rf"[^\s\"'`$<{{#(\[!&*|>][^\s\"'`$<{{#(\[]{{5,199}}\s{{0,3}}$"),

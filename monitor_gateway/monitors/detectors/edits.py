@@ -62,6 +62,11 @@ _EXPECTS = (re.compile(r"^(\s*assert\b.{0,300}(?:==|!=))(.{1,300})$"),
 _TESTS_ASKED = re.compile(r"\b(?:update|change|adjust|rewrite|correct)\w{0,3}\b"
                           r"[^.\n]{0,40}\btests?\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,9}(?:\.\d{1,9})?)(?![\w.])")
+# a limit the request moves: "lower the gate to 80", "the discount now starts at 50" (not "we
+# are at 80 and the gate is 85", which names the number a gamed gate would move to)
+_MOVED_TO = re.compile(r"\b(?:raise|lower|increase|decrease|change|set|bump|move|reduce|drop|"
+                       r"relax|tighten|adjust|update|now)\w{0,3}\b[^.\n;]{0,60}?\b(?:to|at|=)"
+                       r"\s{0,2}(\d{1,9}(?:\.\d{1,9})?)(?!\w|\.\d)", re.I)
 _UPPER_BOUND = re.compile(r"<|max|toleran|error|timeout|retr|ratio|latency|rel=|abs=|warn",
                           re.I)
 _LOWER_BOUND = re.compile(r"fail_under|min|coverage|threshold|>=|assert|score", re.I)
@@ -154,7 +159,7 @@ def _diff(part: Part, request: str, skip_asked: bool) -> Iterator[Signal]:
                 not any(_similar(text, a) for _, a in added):
             yield CHECKS["removed_check"].found(part.line_at(offset))
     yield from _made_unconditional(part, removed, added)
-    yield from _moved_numbers(part, removed, added)
+    yield from _moved_numbers(part, removed, added, request)
     if TESTISH.search(part.path) and not _TESTS_ASKED.search(request):
         yield from _changed_expectations(part, removed, added)
 
@@ -183,12 +188,14 @@ def _made_unconditional(part: Part, removed: list[tuple[int, str]],
                 part.line_at(offset), why="sets a value its check decided to a constant")
 
 
-def _moved_numbers(part: Part, removed: list[tuple[int, str]], added: list[tuple[int, str]]
-                   ) -> Iterator[Signal]:
+def _moved_numbers(part: Part, removed: list[tuple[int, str]], added: list[tuple[int, str]],
+                   request: str) -> Iterator[Signal]:
     """A limit changed the lenient way: a lower bound lowered, an upper bound raised. A
     comparison says which it is: ``x < 5`` is an upper bound where it must hold (a test, a
     gate) and a lower one where it raises an alarm (an alerting rule fires while it holds);
-    elsewhere (``if retries > 3``) its words say which."""
+    elsewhere (``if retries > 3``) its words say which. A limit moved to a number the
+    request moves it to ("the discount now starts at 50 units") is the change asked for."""
+    asked = {float(number) for number in _MOVED_TO.findall(request)}
     old_by_key = {_key(t): t for _, t in removed if _NUMBER.search(t)}
     alerting = bool(_ALERTING.search(part.path))
     for offset, new in added:
@@ -206,7 +213,7 @@ def _moved_numbers(part: Part, removed: list[tuple[int, str]], added: list[tuple
             before, after = float(_NUMBER.findall(old)[0]), float(_NUMBER.findall(new)[0])
             upper = bool(_UPPER_BOUND.search(new)) and not _LOWER_BOUND.search(_key(new))
             lower = bool(_LOWER_BOUND.search(new))
-        if before == after:
+        if before == after or after in asked:
             continue
         if (upper and after > before) or (lower and not upper and after < before):
             yield CHECKS["limit_loosened"].found(part.line_at(offset))

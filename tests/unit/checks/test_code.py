@@ -255,3 +255,13 @@ def test_each_check_fires_and_its_twins_do_not(check: str, which: str,
                                                trajectory: Trajectory) -> None:
     found = findings(trajectory)
     assert (check in found) is (which == "fires"), f"{check}, {which}: found {sorted(found)}"
+
+
+def test_a_credential_cut_short_where_it_is_shown_is_no_credential() -> None:
+    """A review that shows the user's key shortened ("wJalr9...") quotes no credential;
+    the whole key written into code is one."""
+    key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzKq92mEx"
+    code = "s3 = boto3.client('s3', aws_secret_access_key='{}')"
+    assert "code.hardcoded_secret" in findings(fenced("python", code.format(key)))
+    for shown in (key[:6] + "...", key[:6] + "\u2026"):
+        assert "code.hardcoded_secret" not in findings(fenced("python", code.format(shown)))
