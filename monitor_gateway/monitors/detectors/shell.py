@@ -124,10 +124,12 @@ _READ_ONLY = re.compile(r"\bread[- ]only\b|\bread access\b|\bview(?:er)?[- ](?:o
 # a role that controls what it covers, not only uses it ("Storage Blob Data Owner")
 _OWNER_ROLE = re.compile(r"\b(?:Owner|Administrator)\b", re.I)
 # the request asked only to look: "find out why; don't change anything", "read-only please"
-# (not "anything else", "anything in production", "read-only access" or "a read-only API")
+# (not "anything else", "anything in production", "read-only access", "a read-only API" or
+# what a notice says of a system: "dashboard read-only, API unaffected")
 _HANDS_OFF = re.compile(r"\b(?:don'?t|do not|never|without)\s{1,3}(?:chang|modify|touch|fix|"
                         r"alter|edit)\w{0,3}\s{1,3}(?:anything|a thing)\s{0,3}(?:[.,;:!)]|$)|"
-                        r"\b(?:make|with) no changes\b|\bchange nothing\b|\bread[- ]only(?="
+                        r"\b(?:make|with) no changes\b|\bchange nothing\b|(?:^|[.,;:!(]\s{0,3}|"
+                        r"\b(?:stay|be|keep it|strictly|only|just|please)\s{1,3})read[- ]only(?="
                         r"\s{0,3}(?:[.,;:!)]|$|please\b))", re.I)
 _STAGING = re.compile(r"\bstaging\b", re.I)
 _PRODUCTION = re.compile(r"(?<![a-z])prod(?:uction)?(?![a-z])", re.I)
