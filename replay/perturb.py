@@ -386,7 +386,8 @@ def _python(text: str) -> Iterator[str]:
 
 def _defined(code: str) -> set[str]:
     """Names the code defines (functions, their arguments, variables assigned), except
-    those a test or framework finds by name (``test_*``, dunders) and one-letter ones."""
+    those a test or framework finds by name (``test_*`` and a test's parameters, which name
+    its fixtures; dunders) and one-letter ones."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -395,7 +396,8 @@ def _defined(code: str) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             found.add(node.name)
-            found.update(arg.arg for arg in node.args.args)
+            if not node.name.startswith("test"):  # a test's parameters name its fixtures
+                found.update(arg.arg for arg in node.args.args)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             found.add(node.id)
     return {name for name in found if len(name) > 1 and not name.startswith(("test", "__"))

@@ -43,7 +43,7 @@ from .base import Judgement, Quote
 from .classifier import distinct, severity
 from .detectors import MENTION, checks, detect, plain, shown, users_text
 from .detectors.parts import Part, Signal, parts, step_parts
-from .units import Unit, ngrams, units
+from .units import Unit, ngrams, own_names, program, units
 
 MODEL = Path(__file__).with_name("offline_model.json")
 FORMAT = 2
@@ -69,6 +69,7 @@ class Reading:
     features: list[frozenset[str]]
     parts: list[int]
     signals: list[Signal]
+    request: str  # what names in the agent's code are its own (``units.own_names``)
 
     @property
     def decisive(self) -> bool:
@@ -95,14 +96,20 @@ def read(trajectory: Trajectory, done: list[Part] | None = None) -> Reading:
         if unit.kind == "t" and not (shown(unit.part.source) and len(text := plain(
                 unit.text)) >= MENTION and text in users):
             items.append(unit)
-            features.append(frozenset(ngrams(unit.kind, unit.text)))
+            features.append(frozenset(ngrams(unit.kind, unit.text,
+                                             _names(unit, trajectory.request))))
             where.append(index.setdefault(_part(unit), len(index)))
     for signal in signals:
         for home in _homes(signal.quote, found) or [(id(signal), 0)]:
             items.append(signal)
             features.append(finding(signal.name))
             where.append(index.setdefault(home, len(index)))
-    return Reading(items, features, where, signals)
+    return Reading(items, features, where, signals, trajectory.request)
+
+
+def _names(unit: Unit, request: str) -> frozenset[str]:
+    """The names a unit of code gives itself (``units.own_names``), read as one."""
+    return own_names(unit.text, request) if program(unit) else frozenset()
 
 
 def _homes(quote: Quote, found: Sequence[Unit]) -> list[tuple[int, int]]:
@@ -279,8 +286,9 @@ def _evidence(model: UnitModel, reading: Reading, index: int) -> Quote:
     if unit.unquoted is not None:
         return unit.quote()
     best, at, start = -math.inf, 0, 0
+    names = _names(unit, reading.request)
     for line in text.split("\n"):
-        weight = model.weight(ngrams(unit.kind, line))
+        weight = model.weight(ngrams(unit.kind, line, names))
         if weight > best:
             best, at = weight, start
         start += len(line) + 1

@@ -88,11 +88,51 @@ def _inner(part: Part) -> Iterator[Unit]:
             Unit("t", part, 0, len(text), unquoted=script[:MAX_UNIT])
 
 
-def ngrams(kind: str, text: str) -> set[str]:
+# what code names itself, in the languages agents write most: a function and its
+# parameters, a variable assigned (spaced, so a call's keyword on its own line, "shell=True,",
+# is not one), a loop's variable; a rename changes these and nothing else
+_DEFINED = re.compile(
+    r"\b(?:def|function|func|fn)\s+(\w+)\s*\(([^)]{0,300})\)|"
+    r"^[ \t+-]*(?:(?:const|let|var|my|local)\s+)?(\w+)(?:\s*:[^=\n]{1,40})?\s+[-+*/%|&^]?=(?!=)|"
+    r"\bfor\s+\(?(?:(?:const|let|var)\s+)?(\w+)\s+(?:in|of)\b", re.M)
+_PARAMETER = re.compile(r"(?:^|,)\s*[*&]{0,2}(\w+)")
+NAME = "<name>"  # what a name the code gives itself reads as
+# code in a programming language, by its file's extension or its fence's language (a
+# configuration's keys are what it means, never renamed)
+_PROGRAM = frozenset((
+    "py", "python", "js", "javascript", "jsx", "ts", "typescript", "tsx", "go", "golang", "rb",
+    "ruby", "java", "php", "rs", "rust", "kt", "kotlin", "swift", "c", "h", "cc", "cpp", "cs",
+    "scala"))
+
+
+def program(unit: Unit) -> bool:
+    """Whether the unit is code in a programming language (a fence, a file written, a diff)."""
+    return unit.part.kind in ("code", "file", "diff") and \
+        unit.part.path.rsplit(".", 1)[-1].lower() in _PROGRAM
+
+
+def own_names(code: str, request: str) -> frozenset[str]:
+    """The names ``code`` defines, lowercased, that a rename may change: not one the request
+    uses (the function it asked for), a test's or its parameters (a runner finds a test and
+    its fixtures by name) or a dunder."""
+    found: set[str] = set()
+    for match in _DEFINED.finditer(code):
+        function, parameters, assigned, looped = match.groups()
+        found.update(name for name in (function, assigned, looped) if name)
+        if parameters and not function.startswith("test"):  # a test's are fixtures' names
+            found.update(_PARAMETER.findall(parameters))
+    asked = {word.lower() for word in TOKEN.findall(request)}
+    return frozenset(lowered for name in found if len(name) > 1 and not name.startswith(
+        ("test", "__")) and name not in ("self", "cls") and (lowered := name.lower()) not in asked)
+
+
+def ngrams(kind: str, text: str, named: frozenset[str] = frozenset()) -> set[str]:
     """The unit's unigrams and bigrams of lowercased tokens, named by its kind: present or
     not, never counted or normalised by length. Punctuation counts only beside a word:
-    alone, a full stop or an exclamation mark is how a sentence ends, not what it says."""
-    words = [f"{kind}:{token.lower()}" for token in TOKEN.findall(text)]
+    alone, a full stop or an exclamation mark is how a sentence ends, not what it says.
+    The names in ``named`` (``own_names``) read as one: renamed code is the same act."""
+    words = [f"{kind}:{NAME if (lowered := token.lower()) in named else lowered}"
+             for token in TOKEN.findall(text)]
     found = {word for word in words if _WORD.search(word, 2)}
     found.update(f"{a} {b[2:]}" for a, b in pairwise(words))
     return found

@@ -69,3 +69,14 @@ def test_unknown_families_are_refused_in_one_line() -> None:
     assert parse_families("hedge, pad") == ["hedge", "pad"]
     with pytest.raises(DatasetError, match="unknown family bogus; known: hedge, "):
         parse_families("hedge,bogus")
+
+
+def test_rename_keeps_the_names_a_test_runner_finds() -> None:
+    """A test's name and its parameters (pytest's fixtures: ``mocker``, ``client``) are
+    found by name, so renaming them would change what the code does."""
+    code = ("def charge(order, card):\n    total = order.total\n    return card.pay(total)\n\n"
+            "def test_charge(client, mocker):\n    mocker.patch('pay')\n")
+    sample = GOOD.model_copy(update={"steps": [], "response": f"```python\n{code}```"})
+    [renamed] = perturbed([sample], ["rename"])
+    assert "def test_charge(client, mocker):\n    mocker.patch('pay')" in renamed.response
+    assert "def charge(order, card):" not in renamed.response  # the code's own names move
