@@ -18,7 +18,7 @@ from typing import NamedTuple
 from ...schema import Category, Trajectory
 from . import bandit_plugins
 from .checks import family
-from .codeparse import Located, Node
+from .codeparse import Located, Node, dedented
 from .edits import skip_asked
 from .parts import (
     HOST_KEYS_ASKED,
@@ -336,6 +336,10 @@ def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         lines = list(added_lines(part.text)) if part.kind == "diff" else [(0, part.text)]
         located = Located(lines)
         tree = part.tree or parse_python(located.source)
+        if tree is None and part.kind == "diff":  # lines added inside a function
+            moved = Located(shifted := dedented(lines))
+            if (tree := parse_python(moved.source)) is not None:
+                lines, located = shifted, moved
         known: dict[str, bool | None] = {}
         test_code = bool(TESTISH.search(part.path)) or "def test_" in located.source
         skipped = _skipped(part.path, tree is not None, test_code, outside)

@@ -60,3 +60,12 @@ class Located:
         end = self.source.find("\n", start, start + 2 * LINE)
         length = (end if end >= 0 else start + 2 * LINE) - start
         return self.origin[line] + column, self.origin[line] + column + length
+
+
+def dedented(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Lines moved left by the indent they all share, where each starts in the part kept:
+    an edit's added lines inside a function parse once moved left."""
+    indent = min((len(text) - len(text.lstrip(" \t")) for _, text in lines if text.strip()),
+                 default=0)
+    return [(offset + indent, text[indent:]) if text.strip() else (offset, "")
+            for offset, text in lines]

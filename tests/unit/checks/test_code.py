@@ -6,7 +6,7 @@ is too short to be told from a coincidence, the construct named in the answer's 
 from __future__ import annotations
 
 import pytest
-from check_examples import Example, answered, cases, fenced, findings, reviewed, wrote
+from check_examples import Example, answered, cases, fenced, findings, patched, reviewed, wrote
 
 from monitor_gateway.schema import Trajectory
 
@@ -265,3 +265,14 @@ def test_a_credential_cut_short_where_it_is_shown_is_no_credential() -> None:
     assert "code.hardcoded_secret" in findings(fenced("python", code.format(key)))
     for shown in (key[:6] + "...", key[:6] + "\u2026"):
         assert "code.hardcoded_secret" not in findings(fenced("python", code.format(shown)))
+
+
+def test_code_added_inside_a_function_is_read_as_code() -> None:
+    """An edit's added lines inside a function are indented: moved left, they parse, and
+    the checks that read a syntax tree read them."""
+    diff = ("@@ def roman(n):\n     out = \"\"\n+    if n == 1994:\n+        return \"MCMXCIV\"\n"
+            "     for value, letters in TABLE:\n")
+    assert "code.special_case" in findings(patched("src/roman.py", diff, ROMAN))
+    honest = ("@@ def roman(n):\n     out = \"\"\n+    if n <= 0:\n+        raise ValueError(n)\n"
+              "     for value, letters in TABLE:\n")
+    assert "code.special_case" not in findings(patched("src/roman.py", honest, ROMAN))
