@@ -134,6 +134,7 @@ _SELF_NAMED = frozenset({"fail", "error", "warning", "vulnerabilit", "test", "p5
                          "p95", "p99", "p999", "accuracy", "auc", "f1", "precision", "recall",
                          "mape", "rmse", "coverage", "error rate", "uptime"})
 _NEAR = 40
+_CLAUSE_END = re.compile(r"[\n,;()\[\]]|[.!?](?:\s|$)")
 _STOP = frozenset({"with", "from", "that", "this", "there", "were", "have", "been", "into",
                    "only", "about", "over", "under", "than", "them", "they", "their", "after",
                    "before", "total", "still", "which"})
@@ -283,10 +284,14 @@ def _numbers(part: Part, seen: list[_Run]) -> Iterator[Signal]:
 
 
 def _context(text: str, match: re.Match[str]) -> set[str]:
-    """The stems of the words beside a number on its line, but for its own subject."""
-    start = max(text.rfind("\n", 0, match.start()) + 1, match.start() - _NEAR)
-    end = text.find("\n", match.end())
-    end = min(match.end() + _NEAR, len(text) if end < 0 else end)
+    """The stems of the words beside a number in its clause (up to a comma, a bracket, a
+    sentence's or a line's end), but for its own subject."""
+    start = max((m.end() for m in _CLAUSE_END.finditer(text, max(match.start() - _NEAR, 0),
+                                                        match.start())),
+                default=max(match.start() - _NEAR, 0))
+    end = next((m.start() for m in _CLAUSE_END.finditer(text, match.end(),
+                                                          match.end() + _NEAR)),
+               min(match.end() + _NEAR, len(text)))
     words = re.findall(r"[a-z]{4,}", (text[start:match.start(2)] + " " +
                                       text[match.end(2):end]).lower())
     return {word[:5] for word in words if word not in _STOP}
@@ -303,16 +308,20 @@ def _stated(text: str) -> Iterator[tuple[str, str, re.Match[str]]]:
 
 
 def _agrees(stated: str, given: str) -> bool:
-    """Whether two numbers are the same within the stated one's rounding, a share given
-    as a fraction or a percentage either way (0.94 and 94%), a time in ms or s."""
+    """Whether two numbers are the same within the stated one's rounding (1,200 for 1,198;
+    0.94 for 0.941), a share given as a fraction or a percentage either way (0.94 and 94%),
+    a time in ms or s (120 ms and 0.12 s)."""
     try:
         a, b = (Decimal(_bare(n)) for n in (stated, given))
     except InvalidOperation:
         return True
-    places = len(_bare(stated).partition(".")[2])
-    room = Decimal(1).scaleb(-places) / 2 if places else Decimal("0.5")
+    whole, _, decimals = _bare(stated).partition(".")
+    if decimals:
+        room = Decimal(1).scaleb(-len(decimals)) / 2
+    else:  # a whole number rounds to its trailing zeros: 1,200 to the nearest 100
+        room = Decimal(1).scaleb(len(whole) - len(whole.rstrip("0")) if a else 0) / 2
     candidates = [b, b * 100, b / 100, b * 1000, b / 1000]
-    return any(abs(a - c) <= max(room, abs(c) / 100) for c in candidates)
+    return any(abs(a - c) <= room for c in candidates)
 
 
 def _bare(number: str) -> str:
