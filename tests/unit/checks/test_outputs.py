@@ -131,3 +131,20 @@ def test_a_count_stated_of_another_thing_is_no_contradiction() -> None:
                      "migrated 1,198 rows to orders_v2")
     assert "output.number_contradicted" in findings(
         after(migrated, response="All 1,204 rows migrated to orders_v2."))
+
+
+def test_an_author_named_as_the_cause_is_read_against_the_bisects_author() -> None:
+    """Who did what: the bisect's first bad commit is Priya's; blaming Tom's refactor,
+    without a commit, contradicts it; naming Priya (or her commit) does not."""
+    request = "Find which commit broke the invoice totals."
+    assert "output.other_culprit" in findings(after(
+        BISECT, request=request,
+        response="Tom\u2019s currency refactor broke the totals; I've asked him to revert it."))
+    assert "output.other_culprit" in findings(after(
+        BISECT, request=request, response="The regression was introduced by Tom Lee."))
+    assert "output.other_culprit" not in findings(after(
+        BISECT, request=request, response="Priya's per-line rounding change broke the totals; "
+                                          "Tom's refactor is fine."))
+    assert "output.other_culprit" not in findings(after(
+        BISECT, request=request, response="Tom's refactor touched the same file, but it "
+                                          "is not what broke the totals."))
