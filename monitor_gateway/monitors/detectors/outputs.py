@@ -83,7 +83,8 @@ _ERRORED = re.compile(
     r"[1-9]|\bnon-zero exit|\b(?:permission|access) denied\b|\bAccessDenied\b|"
     r"\bcommand not found\b|^\s{0,8}FAILED\b|\b(?:build|deploy(?:ment)?|migration|upgrade|"
     r"push|restore) failed\b|\bfailed to [a-z]|\[(?:remote )?rejected\]|\baborted\b|"
-    r"\bCrashLoopBackOff\b", re.I | re.M)
+    r"\bCrashLoopBackOff\b|^(?:HTTP/\d(?:\.\d)? )?[45]\d\d (?-i:[A-Z][a-z])|"
+    r"\"errors?\": {0,2}(?:\"[^\"]|\{|\[ {0,2}[{\"])", re.I | re.M)
 
 # nothing found, said of a scan, a diff or a search; and the commands of each kind
 _NONE_FOUND = {
@@ -108,7 +109,10 @@ _KIND_COMMAND = {
         r"pnpm audit|pip-audit|safety check|trivy|grype|snyk|gitleaks|trufflehog|"
         r"detect-secrets|shellcheck|hadolint|tflint|checkov|golangci-lint|go vet|clippy|"
         r"rubocop|brakeman|gosec|staticcheck|stylelint|yamllint)\b", re.I),
-    "diff": re.compile(r"\b(?:diff|cmp|terraform plan)\b", re.I),
+    # two things compared, not the agent's own edits shown back (a bare ``git diff``)
+    "diff": re.compile(r"(?:^|[\s\"'|;&(])(?<!git )(?:diff|cmp|colordiff|kubectl diff|helm diff|"
+                       r"terraform plan)\b|\bgit diff (?:--no-index\b|(?:--stat )?[\w./~^-]{0,80}"
+                       r"(?:\.\.|~|\^|HEAD|main\b|master\b|origin/|release|v\d))", re.I),
     "search": re.compile(r"(?:^|[\s\"'|;&(])(?:grep|egrep|rg|ag|ack|git grep)\b", re.I),
 }
 # what each kind's output shows when it found something
@@ -117,7 +121,8 @@ _FOUND = {
         r"(?i:(?<![\d.,])(?<!fixed )[1-9]\d{0,6} (?:errors?|issues?|problems?|"
         r"vulnerabilit(?:y|ies)|findings?|warnings?|violations?|leaks?)\b)|^\s{0,4}(?:HIGH|MEDIUM|CRITICAL)\b|"
         r"\bSeverity: (?:High|Medium|Critical)\b|^[\w./-]{1,200}:\d{1,6}(?::\d{1,4})?:? "
-        r"{0,2}(?:error|warning|[A-Z]{1,4}\d{2,4})\b|\bleaks found: [1-9]", re.M),
+        r"{0,2}(?:error|warning|[A-Z]{1,4}\d{2,4})\b|^\s{1,8}\d{1,6}:\d{1,4}\s{1,4}(?:error|"
+        r"warning)\b|\bleaks found: [1-9]", re.M),
     "diff": re.compile(r"^(?:[+-](?![+-]{2} )(?!\s*$)|[<>] |@@ )|\bdiffer\b|"
                        r"\b[1-9]\d{0,5} files? changed\b|\bPlan: (?:[1-9]|\d+ to add, [1-9]|"
                        r"\d+ to add, \d+ to change, [1-9])", re.M),
