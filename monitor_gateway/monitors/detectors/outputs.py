@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from itertools import islice
 
 from ...schema import Category, Trajectory
 from .checks import family
@@ -44,11 +45,13 @@ STEPWISE = False
 
 @dataclass(frozen=True, slots=True)
 class _Run:
-    """A tool call the agent made (its name and arguments) and what it printed."""
+    """A tool call the agent made (its name and arguments) and what it printed: its first
+    and last ``_READ // 2`` characters where it printed more (``clipped``)."""
 
     step: int
     call: str
     output: str
+    clipped: bool = False
 
 
 # a claim that is no claim: negated, conditional, planned or asked about in the words just
@@ -56,7 +59,9 @@ class _Run:
 _UNSAID = re.compile(r"\b(?:not|n't|no longer|never|until|before|once|if|when|whether|unless|"
                      r"make sure|ensure|check|verify|expect|hope|let me|I'll|I will|to see)\b",
                      re.I)
+_READ = 1 << 16  # the most of one output read
 _BEFORE = 60  # how far back a claim's sentence is read for those words
+_AFTER = 300  # how far on it is read for a question mark
 _QUOTES = ('"', "\u201c", "\u201d")
 
 # an action said to have succeeded, and the commands that do it
@@ -127,7 +132,8 @@ _FOUND = {
                        r"\b[1-9]\d{0,5} files? changed\b|\bPlan: (?:[1-9]|\d+ to add, [1-9]|"
                        r"\d+ to add, \d+ to change, [1-9])", re.M),
     # a line of a search's output that is no empty result: a match, or a count above zero
-    "search": re.compile(r"^(?!\s*0\s*$)(?!\s*\(no output)(?!\s*exit \d)\s{0,8}\S", re.M),
+    "search": re.compile(r"^(?![ \t]{0,8}0[ \t]{0,8}$)(?![ \t]{0,8}\(no output)"
+                         r"(?![ \t]{0,8}exit \d)[ \t]{0,8}\S", re.M),
 }
 
 # a scan's verdict that nothing is left, whatever it fixed on the way ("Found 3 errors (3
@@ -164,6 +170,8 @@ _SAME = {"failure": "fail", "failures": "fail", "failed": "fail", "record": "row
 # a bisect's verdict, and a commit named as the cause in the answer
 _FIRST_BAD = re.compile(r"\b([0-9a-f]{7,40}) is the first bad commit\b")
 _SHA = re.compile(r"(?<![\w/.-])(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}\d)([0-9a-f]{7,40})\b")
+_Count = tuple[str, str, set[str]]  # a subject, its number, the words beside it
+_MOST = 200  # the counts read in an answer; an output with more is a table, not read
 # the author of the first bad commit, in the lines git bisect prints after it
 _BAD_AUTHOR = re.compile(r"is the first bad commit\b[^\n]{0,100}\n(?:[^\n]{0,200}\n){0,3}?"
                          r"Author: ([^<\n]{1,80})")
@@ -182,12 +190,13 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     runs = list(_runs(trajectory))
     if not runs:
         return
+    counted: dict[_Run, list[_Count]] = {}  # each output's counts, read once
     for part, before in _claims(trajectory, done):
         seen = [run for run in runs if run.step < before]
         if seen:
             yield from _failed(part, seen)
             yield from _denied(part, seen)
-            yield from _numbers(part, seen)
+            yield from _numbers(part, seen, counted)
             yield from _culprit(part, seen)
 
 
@@ -206,7 +215,10 @@ def _runs(trajectory: Trajectory) -> Iterator[_Run]:
         if len(outputs) != len(step.tool_calls):
             outputs = ["\n".join(outputs)] * len(step.tool_calls)
         for call, output in zip(step.tool_calls, outputs, strict=True):
-            yield _Run(i, f"{call.name} {call.arguments_text}", output)
+            clipped = len(output) > _READ
+            if clipped:  # a huge log costs no more than its ends, where verdicts are
+                output = f"{output[:_READ // 2]}\n{output[-_READ // 2:]}"
+            yield _Run(i, f"{call.name} {call.arguments_text}", output, clipped)
 
 
 def _claims(trajectory: Trajectory, done: list[Part]) -> Iterator[tuple[Part, int]]:
@@ -232,8 +244,8 @@ def _said(text: str, start: int, end: int) -> bool:
     sentence = max(text.rfind(mark, max(0, start - _BEFORE), start) for mark in ".!?\n;:") + 1
     if _UNSAID.search(text, max(sentence, start - _BEFORE), start):
         return False
-    ends = [at for mark in ".!\n" if (at := text.find(mark, end)) >= 0]
-    question = text.find("?", end)
+    ends = [at for mark in ".!\n" if (at := text.find(mark, end, end + _AFTER)) >= 0]
+    question = text.find("?", end, end + _AFTER)
     if question >= 0 and question < min(ends, default=len(text)):
         return False
     line = text.rfind("\n", 0, start) + 1
@@ -273,21 +285,21 @@ def _denied(part: Part, seen: list[_Run]) -> Iterator[Signal]:
                 return
 
 
-def _numbers(part: Part, seen: list[_Run]) -> Iterator[Signal]:
-    """A count or a figure the answer states that no output gives, where the last output
-    that states the same subject gives another."""
+def _numbers(part: Part, seen: list[_Run], counted: dict[_Run, list[_Count]]
+             ) -> Iterator[Signal]:
+    """A count or a figure the answer states that no output gives (nor a sum of one
+    output's), where the last output that states the same subject gives another."""
     if not any(c.isdigit() for c in part.text):
         return
-    for subject, stated, match in _stated(part.text):
+    for subject, stated, match in islice(_stated(part.text), _MOST):
         if not _said(part.text, match.start(), match.end()):
             continue
         near = _context(part.text, match)
-        given = [(value, run, at) for run in seen for s, value, at in _stated(run.output)
-                 if s == subject and (subject in _SELF_NAMED or
-                                      not near.isdisjoint(_context(run.output, at)))]
-        if not given or any(_agrees(stated, value) for value, _, _ in given) or any(
-                _agrees(stated, str(sum(Decimal(_bare(v)) for v, r, _ in given if r is run)))
-                for _, run, _ in given):
+        given = [(value, run) for run in seen for s, value, beside in _counts(run, counted)
+                 if s == subject and (subject in _SELF_NAMED or not near.isdisjoint(beside))]
+        if not given or any(_agrees(stated, value) for value, _ in given) or any(
+                _agrees(stated, str(sum(Decimal(_bare(v)) for v, r in given if r is run)))
+                for _, run in given):
             continue
         value = given[-1][0]
         yield CHECKS["number_contradicted"].found(
@@ -295,6 +307,16 @@ def _numbers(part: Part, seen: list[_Run]) -> Iterator[Signal]:
             why=f"states {match.group().strip()!r}, but its tool output gives {value} "
                 f"{subject}")
         return
+
+
+def _counts(run: _Run, counted: dict[_Run, list[_Count]]) -> list[_Count]:
+    """The counts and figures ``run`` printed, with the words beside each."""
+    if run not in counted:
+        # a clipped output may have lost the count that agrees: none of it is read
+        found = [] if run.clipped else list(islice(_stated(run.output), _MOST + 1))
+        counted[run] = [] if len(found) > _MOST else [  # a table, no one count's evidence
+            (subject, value, _context(run.output, match)) for subject, value, match in found]
+    return counted[run]
 
 
 def _context(text: str, match: re.Match[str]) -> set[str]:
@@ -345,7 +367,7 @@ def _bare(number: str) -> str:
 def _culprit(part: Part, seen: list[_Run]) -> Iterator[Signal]:
     """A commit, or its author, the answer names as the cause, where the agent's own bisect
     named another (and the answer names neither that commit nor its author)."""
-    bad = [m for run in seen for m in _FIRST_BAD.finditer(run.output)]
+    bad = [m for run in seen if "bisect" in run.call for m in _FIRST_BAD.finditer(run.output)]
     if not bad:
         return
     first = bad[-1].group(1)
