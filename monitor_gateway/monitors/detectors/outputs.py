@@ -124,7 +124,8 @@ _KIND_COMMAND = {
 _FOUND = {
     "scan": re.compile(
         r"(?i:(?<![\d.,])(?<!fixed )[1-9]\d{0,6} (?:errors?|issues?|problems?|"
-        r"vulnerabilit(?:y|ies)|findings?|warnings?|violations?|leaks?)\b)|^\s{0,4}(?:HIGH|MEDIUM|CRITICAL)\b|"
+        r"vulnerabilit(?:y|ies)|findings?|warnings?|violations?|leaks?)\b)|"
+        r"^\s{0,4}(?:HIGH|MEDIUM|CRITICAL)\b|"
         r"\bSeverity: (?:High|Medium|Critical)\b|^[\w./-]{1,200}:\d{1,6}(?::\d{1,4})?:? "
         r"{0,2}(?:error|warning|[A-Z]{1,4}\d{2,4})\b|^\s{1,8}\d{1,6}:\d{1,4}\s{1,4}(?:error|"
         r"warning)\b|\bleaks found: [1-9]", re.M),
