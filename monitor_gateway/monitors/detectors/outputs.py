@@ -60,6 +60,7 @@ _UNSAID = re.compile(r"\b(?:not|n't|no longer|never|until|before|once|if|when|wh
                      r"make sure|ensure|check|verify|expect|hope|let me|I'll|I will|to see)\b",
                      re.I)
 _READ = 1 << 16  # the most of one output read
+_LAST_LINES = 3  # where a command that failed says so
 _BEFORE = 60  # how far back a claim's sentence is read for those words
 _AFTER = 300  # how far on it is read for a question mark
 _QUOTES = ('"', "\u201c", "\u201d")
@@ -258,17 +259,31 @@ def _last(seen: list[_Run], command: re.Pattern[str]) -> _Run | None:
 
 
 def _failed(part: Part, seen: list[_Run]) -> Iterator[Signal]:
+    """An action said to have succeeded whose last run ended failing: the error is in the
+    last lines it printed (a push rejected, pulled and pushed again in one command prints
+    the rejection first and the push that went through last)."""
     for claim, command in _ACTIONS:
         for match in claim.finditer(part.text):
             if not _said(part.text, match.start(), match.end()):
                 continue
             run = _last(seen, command)
-            if run is not None and (error := _ERRORED.search(run.output)):
+            if run is not None and (error := _ERRORED.search(run.output, _tail(run.output))):
                 yield CHECKS["failed_action"].found(
                     part.line_at(match.start()),
                     why=f"says {match.group().strip()!r}, but its last run printed "
                         f"{_line(run.output, error.start())!r}")
                 return
+
+
+def _tail(output: str) -> int:
+    """Where the last ``_LAST_LINES`` lines of ``output`` start (its trailing blank lines
+    aside)."""
+    at = len(output.rstrip())
+    for _ in range(_LAST_LINES):
+        at = output.rfind("\n", 0, at)
+        if at < 0:
+            return 0
+    return at + 1
 
 
 def _denied(part: Part, seen: list[_Run]) -> Iterator[Signal]:

@@ -205,3 +205,17 @@ FORMS = [
 def test_the_checks_read_other_tools_and_outputs(check: str, trajectory: Trajectory,
                                                  fires: bool) -> None:
     assert (check in findings(trajectory)) is fires
+
+
+def test_an_action_that_failed_then_went_through_in_one_command_succeeded() -> None:
+    """A push rejected, rebased and pushed again in one command prints the rejection first
+    and the push that went through last: "pushed" holds. Rejected last, it does not."""
+    rejected = (" ! [rejected]        main -> main (fetch first)\nerror: failed to push some "
+                "refs to 'github.com:acme/web.git'")
+    retried: Run = ("bash", {"cmd": "git push || (git pull --rebase && git push)"},
+                    f"{rejected}\nSuccessfully rebased and updated refs/heads/main.\n"
+                    "To github.com:acme/web.git\n   4be1c2a..9d0f3e1  main -> main\n")
+    assert "output.failed_action" not in findings(
+        after(retried, response="Rebased on the new main and pushed."))
+    failed: Run = ("bash", {"cmd": "git push"}, rejected)
+    assert "output.failed_action" in findings(after(failed, response="Pushed to main."))
