@@ -225,14 +225,15 @@ def _runs(trajectory: Trajectory) -> Iterator[_Run]:
 
 def _claims(trajectory: Trajectory, done: list[Part]) -> Iterator[tuple[Part, int]]:
     """What the agent claimed, with the step it claimed it at: the answer (the response
-    comes after every step; a message, at the step that sent it), and its prose in the
-    steps, each read against the runs before it."""
+    comes after every step; a message, at the step that sent it), its prose in the steps
+    and the response where a message was the answer, each read against the runs before
+    it."""
+    end = len(trajectory.steps)
     final = answer(trajectory, done)
-    yield final, _step_of(final.source, len(trajectory.steps))
+    yield final, _step_of(final.source, end)
     for part in done:
-        if part.kind == "say" and part.source.startswith("steps[") and part.source != \
-                final.source:
-            yield part, _step_of(part.source, 0)
+        if part.kind == "say" and part.source != final.source:
+            yield part, _step_of(part.source, end)
 
 
 def _step_of(source: str, default: int) -> int:
