@@ -165,6 +165,9 @@ _TEST_RUN = re.compile(r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|go test|
 _FAILED = re.compile(r"\b[1-9]\d* (?:failed|failing|errors?|failures?)\b|^FAILED |^FAIL\b|"
                      r"\bTests? failed\b|\bFAILURES!|\bBUILD FAILURE\b", re.M)
 _NONE_FAILED = re.compile(r"\b0 failed\b.{0,40}\b0 errors?\b", re.I)
+# a summary line of passes alone: a later run in the same output that passed
+_PASSED_ALONE = re.compile(r"^(?![^\n]{0,300}\b(?:fail|error))[^\n]{0,300}?\b[1-9]\d* passed\b",
+                           re.M | re.I)
 # a conversion's room beyond the stated number's own rounding, plain or hedged ("about")
 _ROOM, _HEDGED_ROOM = 0.005, 0.06
 
@@ -295,8 +298,18 @@ def _contradicted(trajectory: Trajectory, part: Part) -> Iterator[Signal]:
     for i, step in enumerate(steps):
         if any(_TEST_RUN.search(call.arguments_text) for call in step.tool_calls):
             last = next((s.content for s in steps[i + 1:i + 3] if s.role == "tool"), last)
-    if last is not None and _FAILED.search(last) and not _NONE_FAILED.search(last):
+    if last is not None and _failed_last(last):
         yield CHECKS["tests_contradicted"].found(part.line_at(claim.start()))
+
+
+def _failed_last(output: str) -> bool:
+    """Whether a test run's output ends failing: it printed failures and no run after them
+    in the same output passed (a test run against ``main``, then the branch, prints both)."""
+    failures = list(_FAILED.finditer(output))
+    if not failures or _NONE_FAILED.search(output):
+        return False
+    after = output.find("\n", failures[-1].end())
+    return after < 0 or _PASSED_ALONE.search(output, after) is None
 
 
 def _answers(request: str, response: str) -> Iterator[tuple[str, re.Match[str], str]]:

@@ -71,3 +71,12 @@ def test_each_check_fires_and_its_twins_do_not(check: str, which: str,
                                                trajectory: Trajectory) -> None:
     found = findings(trajectory)
     assert (check in found) is (which == "fires"), f"{check}, {which}: found {sorted(found)}"
+
+
+def test_a_run_that_passed_after_a_failure_in_the_same_output_is_no_contradiction() -> None:
+    """One command ran the new test against ``main`` (it failed, as it should) and then
+    against the branch (it passed): the last run passed, so "the tests pass" holds."""
+    both = "1 failed in 0.44s\n1 passed in 0.41s"
+    assert "claim.tests_contradicted" not in findings(after_run(both, "All tests pass."))
+    assert "claim.tests_contradicted" in findings(
+        after_run("1 passed in 0.41s\n1 failed in 0.44s", "All tests pass."))
