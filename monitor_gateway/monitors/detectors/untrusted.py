@@ -69,7 +69,7 @@ _PASSES = {"os.path.join", "posixpath.join", "join", "Path", "PurePath", "PosixP
            "bytes", "bytearray", "urljoin", "urllib.parse.urljoin", "unquote", "unquote_plus",
            "b64decode", "urlsafe_b64decode", "decodebytes", "fromhex", "decompress", "loads",
            "normpath", "abspath", "expanduser", "BytesIO", "StringIO", "text", "urlparse",
-           "urlsplit"}
+           "urlsplit", "format"}
 _WHOLE_FROM_ANY = {"os.path.join", "posixpath.join", "urljoin", "urllib.parse.urljoin"}
 # where a value is used: a file opened at a path, a URL fetched, bytes deserialised
 _FILE_CALLS = {"open", "io.open", "os.open", "send_file", "FileResponse", "os.remove",
@@ -189,14 +189,18 @@ class _Flow:
         if name not in _PASSES and last not in _PASSES:
             return None
         levels = [self.level(a) for a in [*node.args, *(k.value for k in node.keywords)]]
-        if isinstance(node.func, ast.Attribute) and last == "format":
-            levels.append(self.level(node.func.value))
-        if (name in _WHOLE_FROM_ANY or last in ("Path", "PurePath", "PosixPath", "join")) \
-                and any(levels):
-            return "whole"
-        if levels and levels[0] == "whole":
-            return "whole"
-        return "part" if any(levels) else None
+        if not any(levels):
+            return None
+        if isinstance(node.func, ast.Attribute) and last in ("format", "join") and \
+                name not in _WHOLE_FROM_ANY:
+            # text around it (``"https://api.x.io/{}".format(name)``, ``"/".join(...)``):
+            # what the request sent is the whole only where the text starts with it
+            receiver = node.func.value
+            starts = isinstance(receiver, ast.Constant) and str(receiver.value)[:1] == "{"
+            return "whole" if starts and levels[0] == "whole" else "part"
+        if name in _WHOLE_FROM_ANY or last in ("Path", "PurePath", "PosixPath"):
+            return "whole"  # a later absolute path or URL replaces what is before it
+        return "whole" if levels[0] == "whole" else "part"
 
     def sinks(self) -> Iterator[tuple[Kind, ast.Call]]:
         """Each use of what the request sent, unless the function checks it."""
