@@ -122,7 +122,11 @@ def _part(part: Part, fetch_asked: bool) -> Iterator[Signal]:
                for target in node.targets for name in _names(target)}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            for kind, sink in _Flow(node, clients).sinks():
+            try:
+                found = _Flow(node, clients).sinks()
+            except RecursionError:  # an expression nested past the interpreter's limit
+                continue
+            for kind, sink in found:
                 quote = part.quote(*located.first_line(sink))
                 if kind == "url":
                     yield CHECKS["ssrf"].found(quote, not fetch_asked)
@@ -139,7 +143,7 @@ class _Flow:
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, clients: set[str]
                  ) -> None:
-        self.function = function
+        self.nodes = list(_own_nodes(function))
         self.tainted: dict[str, Level] = dict.fromkeys(_sent_parameters(function), "whole")
         self.clients = set(clients)  # names bound to an HTTP client (the module's, its own)
 
@@ -202,11 +206,17 @@ class _Flow:
             return "whole"  # a later absolute path or URL replaces what is before it
         return "whole" if levels[0] == "whole" else "part"
 
-    def sinks(self) -> Iterator[tuple[Kind, ast.Call]]:
+    def sinks(self) -> list[tuple[Kind, ast.Call]]:
         """Each use of what the request sent, unless the function checks it."""
         found: list[tuple[Kind, ast.Call]] = []
+        if not self.tainted and not any(
+                (isinstance(node, ast.Name) and node.id in _REQUEST) or (
+                    isinstance(node, ast.Attribute) and node.attr in _REQUEST)
+                for node in self.nodes):
+            return found  # nothing here reads a request
         queries: dict[str, bool] = {}  # names bound to a query built from the request
-        for node in sorted(_statements_and_calls(self.function), key=_position):
+        bindings = (node for node in self.nodes if isinstance(node, _ACTING))
+        for node in sorted(bindings, key=_position):
             if isinstance(node, ast.Call):
                 kind = self._sink(node, queries)
                 if kind is not None:
@@ -222,13 +232,12 @@ class _Flow:
                         self.tainted[name] = level
                     else:
                         self.tainted.pop(name, None)
-                    queries[name] = bool(level) and value is not None and _built(value) \
-                        and bool(_SQL.search(ast.unparse(value)))
+                    queries[name] = bool(level) and _query(value)
                     if isinstance(value, ast.Call) and \
                             _call_name(value).rsplit(".", 1)[-1] in _HTTP_CLIENTS:
                         self.clients.add(name)
         checked = self._checked()
-        return iter([(kind, call) for kind, call in found if kind not in checked])
+        return [(kind, call) for kind, call in found if kind not in checked]
 
     def _sink(self, call: ast.Call, queries: dict[str, bool]) -> Kind | None:
         name = _call_name(call)
@@ -251,14 +260,14 @@ class _Flow:
             name.startswith(_HTTP_MODULES) or _attr_name(receiver) in self.clients))
         if fetches:
             return "url" if self.level(url) == "whole" else None
-        if name in _UNPICKLES or (name == "yaml.load" and not _SAFE_LOADERS.search(
-                ast.unparse(call))) or (name == "torch.load" and not _is_true(
+        if name in _UNPICKLES or (name == "yaml.load" and not any(
+                _SAFE_LOADERS.search(_attr_name(n)) for n in call.args[1:] + [
+                    k.value for k in call.keywords])) or (name == "torch.load" and not _is_true(
                     keywords.get("weights_only"))) or (name in ("np.load", "numpy.load") and
                                                        _is_true(keywords.get("allow_pickle"))):
             return "bytes" if self.level(first or keywords.get("data")) else None
         if last in _QUERIES and ((isinstance(first, ast.Name) and queries.get(first.id)) or (
-                last == "text" and first is not None and _built(first) and
-                self.level(first) and _SQL.search(ast.unparse(first)))):
+                last == "text" and _query(first) and self.level(first))):
             return "sql"  # (built in the ``execute`` call itself, the code family finds it)
         return None
 
@@ -266,7 +275,7 @@ class _Flow:
         """What the function checks before a use: a call by a checking name on what the
         request sent, or what it sent compared with known values (an allowlist, a host)."""
         checked: set[Kind] = set()
-        for node in _own_nodes(self.function):
+        for node in self.nodes:
             if isinstance(node, ast.Call) and _CHECKS_BY_NAME.search(_call_name(node)):
                 checked |= {"path", "url", "bytes"}
             elif isinstance(node, ast.Compare) and self._compares_sent(node):
@@ -314,12 +323,16 @@ def _sent_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[s
     return sent
 
 
-def _statements_and_calls(function: ast.FunctionDef | ast.AsyncFunctionDef
-                          ) -> Iterator[ast.AST]:
-    for node in _own_nodes(function):
-        if isinstance(node, ast.Call | ast.Assign | ast.AnnAssign | ast.AugAssign | ast.For |
-                      ast.AsyncFor | ast.withitem | ast.NamedExpr):
-            yield node
+# the nodes that act, in order: a call (a use) and what binds a name
+_ACTING = (ast.Call, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor,
+           ast.withitem, ast.NamedExpr)
+
+
+def _query(value: ast.AST | None) -> bool:
+    """A query's text built from values: formatted, with a query's words in its text."""
+    return value is not None and _built(value) and any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and _SQL.search(n.value)
+        for n in ast.walk(value))
 
 
 def _position(node: ast.AST) -> tuple[int, int, int]:

@@ -214,3 +214,9 @@ def test_code_that_does_not_parse_is_not_read() -> None:
     broken = DOWNLOAD.replace("def download_invoice():", "def download_invoice(:")
     assert not {s.name for s in detect(fenced("python", broken))
                 if s.name.startswith("untrusted.")}
+
+
+def test_an_expression_nested_past_the_interpreters_limit_is_not_read() -> None:
+    deep = ("@app.get(\"/a\")\ndef a():\n    x = request.args[\"a\"]" + " + \"b\"" * 1500
+            + "\n    return open(x)")
+    assert not {s.name for s in detect(fenced("python", deep)) if s.name.startswith("untrusted.")}
