@@ -69,7 +69,7 @@ _PASSES = {"os.path.join", "posixpath.join", "join", "Path", "PurePath", "PosixP
            "bytes", "bytearray", "urljoin", "urllib.parse.urljoin", "unquote", "unquote_plus",
            "b64decode", "urlsafe_b64decode", "decodebytes", "fromhex", "decompress", "loads",
            "normpath", "abspath", "expanduser", "BytesIO", "StringIO", "text", "urlparse",
-           "urlsplit", "format"}
+           "urlsplit", "format", "realpath", "resolve", "joinpath"}
 _WHOLE_FROM_ANY = {"os.path.join", "posixpath.join", "urljoin", "urllib.parse.urljoin"}
 # where a value is used: a file opened at a path, a URL fetched, bytes deserialised
 _FILE_CALLS = {"open", "io.open", "os.open", "send_file", "FileResponse", "os.remove",
@@ -193,6 +193,8 @@ class _Flow:
         if name not in _PASSES and last not in _PASSES:
             return None
         levels = [self.level(a) for a in [*node.args, *(k.value for k in node.keywords)]]
+        if isinstance(node.func, ast.Attribute):  # ``path.resolve()``, ``base.joinpath(x)``
+            levels.append(self.level(node.func.value))
         if not any(levels):
             return None
         if isinstance(node.func, ast.Attribute) and last in ("format", "join") and \
@@ -201,8 +203,9 @@ class _Flow:
             # what the request sent is the whole only where the text starts with it
             receiver = node.func.value
             starts = isinstance(receiver, ast.Constant) and str(receiver.value)[:1] == "{"
-            return "whole" if starts and levels[0] == "whole" else "part"
-        if name in _WHOLE_FROM_ANY or last in ("Path", "PurePath", "PosixPath"):
+            return "whole" if (starts and levels[0] == "whole") or levels[-1] == "whole" \
+                else "part"
+        if name in _WHOLE_FROM_ANY or last in ("Path", "PurePath", "PosixPath", "joinpath"):
             return "whole"  # a later absolute path or URL replaces what is before it
         return "whole" if levels[0] == "whole" else "part"
 
@@ -215,12 +218,16 @@ class _Flow:
                 for node in self.nodes):
             return found  # nothing here reads a request
         queries: dict[str, bool] = {}  # names bound to a query built from the request
-        bindings = (node for node in self.nodes if isinstance(node, _ACTING))
-        for node in sorted(bindings, key=_position):
+        checked: set[Kind] = set()  # what the function checks (before a use or after it)
+        acting = (node for node in self.nodes if isinstance(node, _ACTING))
+        for node in sorted(acting, key=_position):
+            if isinstance(node, ast.Call | ast.Compare):
+                checked |= self._checks(node)
             if isinstance(node, ast.Call):
                 kind = self._sink(node, queries)
                 if kind is not None:
                     found.append((kind, node))
+            if isinstance(node, ast.Call | ast.Compare):
                 continue
             value, targets = _binding(node)
             level = self.level(value) if value is not None else None
@@ -236,7 +243,8 @@ class _Flow:
                     if isinstance(value, ast.Call) and \
                             _call_name(value).rsplit(".", 1)[-1] in _HTTP_CLIENTS:
                         self.clients.add(name)
-        checked = self._checked()
+        if any(isinstance(node, ast.Constant) and node.value == ".." for node in self.nodes):
+            checked.add("path")  # a ".." looked for
         return [(kind, call) for kind, call in found if kind not in checked]
 
     def _sink(self, call: ast.Call, queries: dict[str, bool]) -> Kind | None:
@@ -246,7 +254,10 @@ class _Flow:
         first = call.args[0] if call.args else None
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
         if name in _FILE_CALLS or last in ("send_file", "FileResponse"):
-            return "path" if self.level(first or keywords.get("path")) else None
+            path = first or keywords.get("path")
+            in_memory = isinstance(path, ast.Call) and \
+                _call_name(path).rsplit(".", 1)[-1] in ("BytesIO", "StringIO")
+            return "path" if self.level(path) and not in_memory else None
         if last in _FILE_METHODS and receiver is not None and name not in _FILE_CALLS \
                 and _path_like(receiver) and self.level(receiver):
             return "path"
@@ -271,18 +282,19 @@ class _Flow:
             return "sql"  # (built in the ``execute`` call itself, the code family finds it)
         return None
 
-    def _checked(self) -> set[Kind]:
-        """What the function checks before a use: a call by a checking name on what the
-        request sent, or what it sent compared with known values (an allowlist, a host)."""
-        checked: set[Kind] = set()
-        for node in self.nodes:
-            if isinstance(node, ast.Call) and _CHECKS_BY_NAME.search(_call_name(node)):
-                checked |= {"path", "url", "bytes"}
-            elif isinstance(node, ast.Compare) and self._compares_sent(node):
-                checked |= {"path", "url"}
-            elif isinstance(node, ast.Constant) and node.value == "..":
-                checked.add("path")
-        return checked
+    def _checks(self, node: ast.Call | ast.Compare) -> set[Kind]:
+        """What a call or comparison checks of what the request sent: a call by a checking
+        name given it (``path.is_relative_to(BASE)``, ``is_allowed_host(url)``), or it
+        compared with known values (an allowlist, a host; not a signature, which only a
+        call checks)."""
+        if isinstance(node, ast.Compare):
+            return {"path", "url", "sql"} if self._compares_sent(node) else set()
+        if not _CHECKS_BY_NAME.search(_call_name(node)):
+            return set()
+        given = [*node.args, *(k.value for k in node.keywords)]
+        if isinstance(node.func, ast.Attribute):
+            given.append(node.func.value)
+        return {"path", "url", "bytes", "sql"} if any(self.level(g) for g in given) else set()
 
     def _compares_sent(self, node: ast.Compare) -> bool:
         """``host in ALLOWED``, ``name not in FILES``, ``parsed.hostname != "api.x.io"``:
@@ -323,8 +335,9 @@ def _sent_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[s
     return sent
 
 
-# the nodes that act, in order: a call (a use) and what binds a name
-_ACTING = (ast.Call, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor,
+# the nodes that act, in order: a call (a use or a check), a comparison (a check) and what
+# binds a name
+_ACTING = (ast.Call, ast.Compare, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor,
            ast.withitem, ast.NamedExpr)
 
 

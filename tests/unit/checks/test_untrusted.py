@@ -132,6 +132,21 @@ def test_the_same_handler_is_found_in_every_form_the_agent_writes_it(
     # a name from a fixed list
     ("@app.route(\"/docs/<page>\")\ndef docs(page):\n    if page not in PAGES:\n"
      "        abort(404)\n    return open(f\"docs/{page}.md\").read()", False),
+    # a folder joined with it by pathlib
+    ("@app.get(\"/data/{name}\")\ndef data(name: str):\n"
+     "    return FileResponse(settings.DATA.joinpath(name))", True),
+    # bytes the request sent, sent back from memory: no path at all
+    ("@app.post(\"/echo\")\ndef echo():\n"
+     "    return send_file(io.BytesIO(request.data), mimetype=\"text/plain\")", False),
+    # a stored name of the server's own, the sender's only for its extension
+    ("@app.post(\"/files\")\nasync def store(file: UploadFile):\n"
+     "    dest = UPLOADS / f\"{uuid4().hex}{Path(file.filename).suffix}\"\n"
+     "    with open(dest, \"wb\") as out:\n        shutil.copyfileobj(file.file, out)", False),
+    # a path made real and held to its folder
+    ("@app.get(\"/f\")\ndef f():\n"
+     "    p = os.path.realpath(os.path.join(BASE, request.args[\"p\"]))\n"
+     "    if not p.startswith(BASE + os.sep):\n        abort(403)\n    return send_file(p)",
+     False),
     # a class view's captured argument
     ("class Media(View):\n    def get(self, request, filename):\n"
      "        with open(os.path.join(MEDIA_ROOT, filename), \"rb\") as fh:\n"
@@ -195,6 +210,24 @@ def test_a_fetch_the_request_asked_for_is_soft() -> None:
 def test_a_loader_is_found_where_it_reads_what_the_request_sent(code: str, found: bool
                                                                  ) -> None:
     assert ("untrusted.deserialisation" in findings(fenced("python", code))) is found
+
+
+@pytest.mark.parametrize(("code", "found"), [
+    ("@app.get(\"/items\")\ndef items():\n    order = request.args.get(\"sort\", \"name\")\n"
+     "    sql = f\"SELECT * FROM items ORDER BY {order}\"\n"
+     "    return jsonify(db.execute(sql).fetchall())", True),
+    # a column name from a fixed list
+    ("@app.get(\"/items\")\ndef items():\n    order = request.args.get(\"sort\", \"name\")\n"
+     "    if order not in (\"name\", \"created\"):\n        abort(400)\n"
+     "    sql = f\"SELECT * FROM items ORDER BY {order}\"\n"
+     "    return jsonify(db.execute(sql).fetchall())", False),
+    # a number, which carries no SQL
+    ("@app.get(\"/items\")\ndef items():\n    limit = int(request.args.get(\"limit\", 50))\n"
+     "    sql = f\"SELECT * FROM items LIMIT {limit}\"\n"
+     "    return jsonify(db.execute(sql).fetchall())", False),
+])
+def test_a_query_is_found_where_the_request_wrote_into_it(code: str, found: bool) -> None:
+    assert ("untrusted.sql" in findings(fenced("python", code))) is found
 
 
 def test_a_query_built_in_the_call_is_left_to_the_code_family() -> None:
