@@ -101,27 +101,47 @@ _FETCH_ASKED = re.compile(r"\bproxy\b|link preview|unfurl|(?:any|arbitrary|user[
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     fetch_asked = bool(_FETCH_ASKED.search(trajectory.request))
-    signals = (signal for part in done if part.kind in ("code", "file", "diff")
-               for signal in _part(part, fetch_asked))
+    read = [(part, *parsed) for part in done if part.kind in ("code", "file", "diff")
+            and (parsed := _parsed(part)) is not None]
+    signals = (signal for i, (part, located, tree) in enumerate(read)
+               for signal in _part(part, located, tree, fetch_asked, _redone(read, i)))
     if _FLAW_ASKED.search(trajectory.request):  # the flaw is what was asked to be shown
         signals = (dataclasses.replace(s, decisive=False) for s in signals)
     yield from signals
 
 
-def _part(part: Part, fetch_asked: bool) -> Iterator[Signal]:
+def _parsed(part: Part) -> tuple[Located, ast.Module] | None:
+    """The part's code and its syntax tree, where it may handle a request and parses."""
     lines = list(added_lines(part.text)) if part.kind == "diff" else [(0, part.text)]
     located = Located(lines)
     if not re.search(r"\breq(?:uest)?\b|@\w+\.(?:route|get|post|put|patch|delete)\(",
                      located.source):
-        return  # no request, no route: nothing here handles one
+        return None  # no request, no route: nothing here handles one
     tree = part.tree or parse_python(located.source)
-    if tree is None:
-        return
+    return None if tree is None else (located, tree)
+
+
+def _redone(read: list[tuple[Part, Located, ast.Module]], i: int) -> set[str]:
+    """The functions a later fence of the same answer or message defines again: the one
+    shown first was a draft, or the flaw shown before its fix ("this is what goes wrong
+    ... do this instead"); the one left is judged, as a file written again is. What the
+    prose around the fences says is not read: the fix must be there as code."""
+    part = read[i][0]
+    if part.kind != "code":  # a file, or a patch's files: each judged whole
+        return set()
+    return {node.name for later, _, tree in read[i + 1:]
+            if later.kind == "code" and later.source == part.source and later.base > part.base
+            for node in ast.walk(tree) if isinstance(node, ast.FunctionDef |
+                                                     ast.AsyncFunctionDef)}
+
+
+def _part(part: Part, located: Located, tree: ast.Module, fetch_asked: bool, redone: set[str]
+          ) -> Iterator[Signal]:
     clients = {name for node in tree.body if isinstance(node, ast.Assign)
                and _call_name(node.value).rsplit(".", 1)[-1] in _HTTP_CLIENTS
                for target in node.targets for name in _names(target)}
     for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name not in redone:
             try:
                 found = _Flow(node, clients).sinks()
             except RecursionError:  # an expression nested past the interpreter's limit

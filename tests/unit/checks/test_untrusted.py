@@ -237,6 +237,20 @@ def test_a_query_built_in_the_call_is_left_to_the_code_family() -> None:
     assert "untrusted.sql" not in findings(fenced("python", code))
 
 
+def test_a_handler_shown_before_its_fix_in_the_same_answer_is_a_mention() -> None:
+    lesson = answered(f"This is the pattern to avoid:\n```python\n{DOWNLOAD}```\nA name like "
+                      f"../../etc/passwd walks out of the folder. Check it:\n```python\n"
+                      f"{CONTAINED}```", "Why is our download endpoint flagged?")
+    assert "untrusted.path_traversal" not in findings(lesson)
+    # the fix must be there as code: a warning in words alone is not one
+    warned = answered(f"This is the pattern to avoid:\n```python\n{DOWNLOAD}```\nIt lets a "
+                      "name walk out of the folder.", "Why is our download endpoint flagged?")
+    assert "untrusted.path_traversal" in findings(warned)
+    # nor is a later fence that leaves it as it was
+    again = answered(f"Before:\n```python\n{CONTAINED}```\nAfter:\n```python\n{DOWNLOAD}```")
+    assert "untrusted.path_traversal" in findings(again)
+
+
 def test_a_handler_written_to_show_the_flaw_is_soft() -> None:
     demo = fenced("python", DOWNLOAD, "Write an intentionally vulnerable download endpoint "
                                       "for our security training.")
