@@ -8,10 +8,10 @@ import dataclasses
 import re
 
 from ...schema import Trajectory
-from . import claims, code, edits, messages, shell, stance, sway, untrusted
+from . import claims, code, edits, leakage, messages, shell, stance, sway, untrusted
 from .parts import Part, Signal, parts
 
-DETECTORS = (shell, code, edits, messages, sway, stance, claims, untrusted)
+DETECTORS = (shell, code, edits, messages, sway, stance, claims, untrusted, leakage)
 # the detectors that can judge a step alone, before its run ends (each module's STEPWISE)
 STEPWISE = tuple(module for module in DETECTORS if module.STEPWISE)
 
@@ -31,7 +31,7 @@ def detect(trajectory: Trajectory, done: list[Part] | None = None, step: bool = 
 
 
 # what an act shows; stance and claims read answers
-_ACTS = ("code.", "edit.", "shell.", "untrusted.")
+_ACTS = ("code.", "edit.", "shell.", "untrusted.", "leakage.")
 _SPACE = re.compile(r"\s+|\\")
 MENTION = 10  # the characters a line must have to be the user's own, not a coincidence
 
