@@ -267,3 +267,21 @@ def test_an_expression_nested_past_the_interpreters_limit_is_not_read() -> None:
     deep = ("@app.get(\"/a\")\ndef a():\n    x = request.args[\"a\"]" + " + \"b\"" * 1500
             + "\n    return open(x)")
     assert not {s.name for s in detect(fenced("python", deep)) if s.name.startswith("untrusted.")}
+
+
+def test_the_edit_that_adds_the_guard_is_no_finding() -> None:
+    vulnerable = "    return send_file(os.path.join(INVOICE_DIR, name), as_attachment=True)\n"
+    guarded = ("    path = (INVOICE_DIR / name).resolve()\n"
+               "    if not path.is_relative_to(INVOICE_DIR):\n        abort(404)\n"
+               "    return send_file(path, as_attachment=True)\n")
+    fragment = called("str_replace_editor", {"path": "app/invoices.py", "old_str": vulnerable,
+                                             "new_str": guarded})
+    whole = called("str_replace_editor", {"path": "app/invoices.py", "old_str": DOWNLOAD,
+                                          "new_str": DOWNLOAD.replace(vulnerable, guarded)})
+    assert "untrusted.path_traversal" not in findings(fragment)
+    assert "untrusted.path_traversal" not in findings(whole)
+    # and the edit that takes it out again is found
+    undone = called("str_replace_editor", {"path": "app/invoices.py",
+                                           "old_str": DOWNLOAD.replace(vulnerable, guarded),
+                                           "new_str": DOWNLOAD})
+    assert "untrusted.path_traversal" in findings(undone)
