@@ -60,9 +60,10 @@ _FRAMEWORK = {"self", "cls", "request", "req", "response", "db", "session", "bac
 _TYPED_SAFE = {"int", "float", "bool", "UUID", "uuid.UUID", "date", "datetime", "Request",
                "Response", "Session", "AsyncSession", "BackgroundTasks", "WebSocket",
                "HTTPConnection"}
-# calls that reduce a value to a safe one
+# calls that reduce a value to a safe one (not ``quote`` nor ``html.escape``, which keep
+# "../" as it is)
 _CLEANS = {"secure_filename", "basename", "safe_join", "int", "float", "bool", "len", "UUID",
-           "quote", "quote_plus", "escape", "hash", "sha256", "hexdigest", "uuid4"}
+           "quote_plus", "hash", "sha256", "hexdigest", "uuid4"}
 _CLEAN_ATTRS = {"name", "stem", "suffix", "size", "content_type", "mimetype"}
 # calls that pass a value along: into a path, a URL, text or bytes
 _PASSES = {"os.path.join", "posixpath.join", "join", "Path", "PurePath", "PosixPath", "str",
@@ -84,7 +85,7 @@ _HTTP_CLIENTS = {"Client", "AsyncClient", "Session", "ClientSession", "PoolManag
 _FETCHES = {"urlopen", "urllib.request.urlopen", "urllib.request.Request", "Request"}
 _UNPICKLES = {"pickle.loads", "pickle.load", "cPickle.loads", "dill.loads", "dill.load",
               "marshal.loads", "jsonpickle.decode", "yaml.unsafe_load", "pandas.read_pickle",
-              "pd.read_pickle", "joblib.load", "shelve.open"}
+              "pd.read_pickle", "joblib.load"}
 _SAFE_LOADERS = re.compile(r"Safe|BaseLoader")
 _QUERIES = {"execute", "executemany", "executescript", "raw", "text"}
 # what checks a value before its use, by the name of the call that does
