@@ -338,17 +338,19 @@ def _sent_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[s
     routed = any(isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and
                  d.func.attr in _ROUTES and d.args and isinstance(d.args[0], ast.Constant) and
                  str(d.args[0].value).startswith("/") for d in function.decorator_list)
-    view = function.name in _HTTP_VERBS and len(arguments) > 1 and \
-        arguments[0].arg == "self" and arguments[1].arg in _REQUEST
+    view = function.name in ("get", "post", "put", "patch", "delete") and \
+        len(arguments) > 1 and arguments[0].arg == "self" and arguments[1].arg == "request"
     if not (routed or view):
         return []
     defaults = dict(zip([a.arg for a in arguments[::-1]], function.args.defaults[::-1],
                         strict=False))
     sent = []
     for argument in arguments:
-        default = defaults.get(argument.arg)
-        injected = isinstance(default, ast.Call) and _call_name(default).rsplit(".", 1)[-1] \
-            in ("Depends", "Security", "Inject")
+        given: list[ast.AST | None] = [defaults.get(argument.arg)]
+        if isinstance(argument.annotation, ast.Subscript):  # Annotated[T, Depends(...)]
+            given += list(ast.walk(argument.annotation.slice))
+        injected = any(isinstance(g, ast.Call) and _call_name(g).rsplit(".", 1)[-1] in (
+            "Depends", "Security", "Inject") for g in given)
         typed = argument.annotation is not None and \
             _attr_name(argument.annotation) in _TYPED_SAFE
         if argument.arg not in _FRAMEWORK and not injected and not typed:

@@ -147,6 +147,9 @@ def test_the_same_handler_is_found_in_every_form_the_agent_writes_it(
      "    p = os.path.realpath(os.path.join(BASE, request.args[\"p\"]))\n"
      "    if not p.startswith(BASE + os.sep):\n        abort(403)\n    return send_file(p)",
      False),
+    # what the framework injects is the server's own
+    ("@app.get(\"/t\")\ndef t(settings: Annotated[Settings, Depends(get_settings)]):\n"
+     "    return FileResponse(settings.template_path)", False),
     # a class view's captured argument
     ("class Media(View):\n    def get(self, request, filename):\n"
      "        with open(os.path.join(MEDIA_ROOT, filename), \"rb\") as fh:\n"
@@ -171,6 +174,9 @@ def test_a_path_is_found_where_nothing_keeps_it_in_its_folder(code: str, found: 
     # a module's client, fetching a URL joined from the request's (absolute wins)
     ("http = requests.Session()\n\n@app.post(\"/mirror\")\ndef mirror():\n"
      "    return http.get(urljoin(BASE, request.form[\"path\"])).text", True),
+    # an HTTP client's own method: its URL is its caller's
+    ("class Api:\n    def request(self, req, url):\n"
+     "        return requests.request(req.method, url, timeout=5)", False),
     # no request: a helper given a URL by its caller
     ("def fetch_with_retry(url, retries=3):\n    for _ in range(retries):\n"
      "        r = requests.get(url, timeout=5)\n        if r.ok:\n            return r.json()",
