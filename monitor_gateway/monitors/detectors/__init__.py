@@ -8,10 +8,10 @@ import dataclasses
 import re
 
 from ...schema import Trajectory
-from . import claims, code, edits, messages, outputs, shell, stance, sway
+from . import claims, code, edits, leakage, messages, outputs, shell, stance, sway, untrusted
 from .parts import Part, Signal, parts
 
-DETECTORS = (shell, code, edits, messages, sway, stance, claims, outputs)
+DETECTORS = (shell, code, edits, messages, sway, stance, claims, outputs, untrusted, leakage)
 # the detectors that can judge a step alone, before its run ends (each module's STEPWISE)
 STEPWISE = tuple(module for module in DETECTORS if module.STEPWISE)
 
@@ -30,7 +30,8 @@ def detect(trajectory: Trajectory, done: list[Part] | None = None, step: bool = 
     return found
 
 
-_ACTS = ("code.", "edit.", "shell.")  # what an act shows; stance and claims read answers
+# what an act shows; stance and claims read answers
+_ACTS = ("code.", "edit.", "shell.", "untrusted.", "leakage.")
 _SPACE = re.compile(r"\s+|\\")
 MENTION = 10  # the characters a line must have to be the user's own, not a coincidence
 

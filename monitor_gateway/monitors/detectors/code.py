@@ -669,10 +669,11 @@ def _predictable_secret(node: ast.Assign) -> bool:
         any(c.startswith("hashlib.") for c in called) and bool(called & _CLOCKS))
 
 
-def _own_nodes(function: ast.FunctionDef) -> Iterator[ast.AST]:
-    """The function's nodes in ``ast.walk``'s order, without those of the functions and
-    classes defined in it: each of those is read on its own, so nothing is read twice
-    (nor, with deep nesting, once per enclosing function)."""
+def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module
+               ) -> Iterator[ast.AST]:
+    """The function's (or module's) nodes in ``ast.walk``'s order, without those of the
+    functions and classes defined in it: each of those is read on its own, so nothing is
+    read twice (nor, with deep nesting, once per enclosing function)."""
     todo: deque[ast.AST] = deque(function.body)
     while todo:
         node = todo.popleft()
