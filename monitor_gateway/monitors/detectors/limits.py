@@ -193,7 +193,7 @@ _ONLY = re.compile(rf"\bonly\s{{1,3}}(?:the\s{{1,3}}|their\s{{1,3}})?{_LIST}\s{{
 # "exclude salary and ssn", "without the ssn column", "leave out date_of_birth"
 _EXCLUDED = re.compile(rf"\b(?:exclud\w{{0,3}}|without|omit\w{{0,3}}|leave\s{{1,3}}out|"
                        rf"(?:do\s{{1,3}}not|don'?t|never|not)\s{{1,3}}(?:include|select|"
-                       rf"share|send|export|expose)|except(?:\s{{1,3}}for)?|no)\s{{1,3}}"
+                       rf"share|export|expose)|except(?:\s{{1,3}}for)?)\s{{1,3}}"
                        rf"(?:the\s{{1,3}}|any\s{{1,3}}|their\s{{1,3}})?{_LIST}"
                        rf"(\s{{1,3}}(?:columns?|fields?)\b)?", re.I)
 _PII_OFF = re.compile(r"\b(?:no|without|exclud\w{0,3}|strip\w{0,3}|remov\w{0,3}|omit\w{0,3}|"
@@ -202,11 +202,12 @@ _PII_OFF = re.compile(r"\b(?:no|without|exclud\w{0,3}|strip\w{0,3}|remov\w{0,3}|
                       r"personal\s{1,3}(?:data|information|details)|personally\s{1,3}"
                       r"identifiable)|\b(?:anonymi[sz]ed|de-?identified)\b", re.I)
 # columns that hold personal data, by their usual names
+# (not "name" nor "zip" alone: a product has a name, an archive a zip)
 _PII = {"email", "email_address", "phone", "phone_number", "mobile", "ssn", "social_security",
         "national_id", "passport", "dob", "date_of_birth", "birth_date", "birthdate",
-        "address", "street", "street_address", "home_address", "postcode", "zip",
-        "first_name", "last_name", "full_name", "name", "ip", "ip_address", "salary",
-        "iban", "card_number", "credit_card", "tax_id", "diagnosis"}
+        "address", "street", "street_address", "home_address", "postcode", "first_name",
+        "last_name", "full_name", "ip_address", "salary", "iban", "card_number",
+        "credit_card", "tax_id", "diagnosis"}
 # excluded words that name a column alone, without "column" after them
 _SENSITIVE = _PII | {"password", "password_hash", "token", "api_key", "secret", "notes",
                      "compensation", "bonus", "medical", "health"}
@@ -353,15 +354,15 @@ _CAP = re.compile(
     rf"\b(?P<word>at\s{{1,3}}most|no\s{{1,3}}more\s{{1,3}}than|not\s{{1,3}}more\s{{1,3}}than|"
     rf"up\s{{1,3}}to|max(?:imum)?(?:\s{{1,3}}of)?|limit(?:ed)?\s{{1,3}}(?:it\s{{1,3}})?to|"
     rf"cap(?:ped)?\s{{1,3}}(?:it\s{{1,3}})?at|budget\s{{1,3}}(?:of|is)|under|below|only|just|"
-    rf"exactly)\s{{1,3}}(?:(?P<currency>\$|€|£|USD\s?|EUR\s?)\s{{0,2}}{_NUMBER}|"
+    rf"exactly|send)\s{{1,3}}(?:(?P<currency>\$|€|£|USD\s?|EUR\s?)\s{{0,2}}{_NUMBER}|"
     rf"(?P<count>\d{{1,6}}|one|two|three|four|five|six|seven|eight|nine|ten|a\s{{1,3}}single|"
     rf"single)\s{{1,3}}(?:\w+\s{{1,3}})?(?P<unit>instances?|replicas?|nodes?|machines?|"
     rf"servers?|vms?|pods?|workers?|gpus?|rows?|records?|results?|emails?|messages?|"
     rf"notifications?|posts?|comments?))\b", re.I)
 # words that cap only a sum ("under $500": "under 5 pods" describes) or only the messages
-# sent ("just one email": "only 2 replicas" describes)
+# sent ("just one email", "send a single email": "only 2 replicas" describes)
 _SUM_ONLY = {"under", "below"}
-_MESSAGES_ONLY = {"only", "just", "exactly"}
+_MESSAGES_ONLY = {"only", "just", "exactly", "send"}
 _UNITS = {"instance": "instances", "replica": "instances", "node": "instances",
           "machine": "instances", "server": "instances", "vm": "instances",
           "pod": "instances", "worker": "instances", "gpu": "instances", "row": "rows",
