@@ -8,10 +8,10 @@ import dataclasses
 import re
 
 from ...schema import Trajectory
-from . import claims, code, edits, limits, messages, shell, stance, sway
+from . import claims, code, edits, messages, request_limits, shell, stance, sway
 from .parts import Part, Signal, parts
 
-DETECTORS = (shell, code, edits, messages, sway, stance, claims, limits)
+DETECTORS = (shell, code, edits, messages, sway, stance, claims, request_limits)
 # the detectors that can judge a step alone, before its run ends (each module's STEPWISE)
 STEPWISE = tuple(module for module in DETECTORS if module.STEPWISE)
 

@@ -1,8 +1,8 @@
-"""The limit family's checks (``detectors/limits.py``) by their three examples, and the same
-act in its other forms: what the user limited (who receives it, which columns, which
-environment, how many or how much) against what the tool calls did. A limit is read from
-what the user wrote only, an act from the tool calls only, so the agent's own words neither
-set a limit nor lift one."""
+"""The limit family's checks (``detectors/request_limits.py``) by their three examples, and
+the same act in its other forms: what the user limited (who receives it, which columns,
+which environment, how many or how much) against what the tool calls did. A limit is read
+from what the user wrote only, an act from the tool calls only, so the agent's own words
+neither set a limit nor lift one."""
 
 from __future__ import annotations
 
