@@ -227,7 +227,7 @@ _PII_OFF = re.compile(r"\b(?:no|without|exclud\w{0,3}|strip\w{0,3}|remov\w{0,3}|
                       r"(?:do\s{1,3}not|don'?t|never)\s{1,3}(?:include|share|send|export|"
                       r"expose)|anonymi[sz]\w{0,3}|de-?identif\w{0,5})\b[^.\n]{0,24}\b(?:PII|"
                       r"personal\s{1,3}(?:data|information|details)|personally\s{1,3}"
-                      r"identifiable)|\b(?:anonymi[sz]ed|de-?identified)\b", re.I)
+                      r"identifiable)", re.I)
 # columns that hold personal data, by their usual names
 # (not "name" nor "zip" alone: a product has a name, an archive a zip)
 _PII = {"email", "email_address", "phone", "phone_number", "mobile", "ssn", "social_security",
