@@ -382,13 +382,30 @@ def _production(said: str, done: list[Part]) -> Iterator[Signal]:
             continue
         for line_at, line in logical_lines(part.text):
             for command in commands(line):
-                written = " ".join(command.written)
-                if _PRODUCTION.search(written):
+                if any(_PRODUCTION.search(word) for word in _targets(command.written)):
                     changes = _changes(command)
                     yield CHECKS["production"].found(
                         part.line_at(line_at + max(0, line.find(command.written[0]))), changes,
                         ("changes" if changes else "reads") + " production where the request "
                         "put it off limits")
+
+
+# what says what a command's words are, not where it acts: a commit's message, a title
+_PROSE_OPTIONS = {"-m", "--message", "--title", "--body", "--description", "--comment",
+                  "--note", "--reason"}
+
+
+def _targets(words: list[str]) -> Iterator[str]:
+    """A command's words that may name where it acts (a context, a namespace, a host, a
+    path): not prose (a word with a space, an option's message) nor an editing script
+    (``s/prod/staging/``)."""
+    after_prose = False
+    for word in words:
+        name = word.split("=", 1)[0]
+        if not after_prose and name not in _PROSE_OPTIONS and " " not in word and \
+                not re.match(r"^[sy]([/|#,:]).{0,200}\1", word):
+            yield word
+        after_prose = word in _PROSE_OPTIONS
 
 
 # --- counts and sums ----------------------------------------------------------------------
@@ -470,7 +487,9 @@ def _budget(said: str, every: list[Call], done: list[Part]) -> Iterator[Signal]:
                         value <= capped[kind] * 100
                     yield _exceeds(call.quote(key, value), kind, capped[kind], not cents)
     if "messages" in capped:
-        sends = [call for call in every if _sends(call) and _recipient(call)]
+        # a message sent again as it was (a retry after an error) is one message
+        sends = list({json.dumps(call.arguments, sort_keys=True, default=str): call
+                      for call in every if _sends(call) and _recipient(call)}.values())
         if len(sends) > capped["messages"]:
             extra = sends[int(capped["messages"])]
             yield _exceeds(extra.quote(*_recipient(extra)[0]), "messages", capped["messages"])
