@@ -451,7 +451,9 @@ _LIMIT = re.compile(r"\bLIMIT\s{1,9}(\d{1,12})\b", re.I)
 
 
 def caps(said: str) -> dict[str, float]:
-    """The smallest cap the user set on each kind: instances, rows, messages, money."""
+    """The cap the user set on each kind (instances, rows, messages, money): the largest,
+    where they stated several ("agents up to $50, team leads up to $500": which applies is
+    not said; more than the largest exceeds them all)."""
     found: dict[str, float] = {}
     for match in _CAP.finditer(said):
         word = match.group("word").lower()
@@ -466,7 +468,7 @@ def caps(said: str) -> dict[str, float]:
         if (word in _SUM_ONLY and kind != "money") or (
                 word in _MESSAGES_ONLY and kind != "messages"):
             continue
-        found[kind] = min(number, found.get(kind, number))
+        found[kind] = max(number, found.get(kind, number))
     return found
 
 

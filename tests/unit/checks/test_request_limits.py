@@ -268,6 +268,14 @@ def test_a_sum_over_the_cap_in_a_tool_call_is_decisive() -> None:
         "charge": "ch_3Pq", "amount": 12000}, ask))] == [("limit.budget", False)]
 
 
+def test_of_several_caps_stated_the_largest_holds() -> None:
+    ask = ("Agents can issue credits up to $50 per ticket, team leads up to $500. I'm a team "
+           "lead: credit the customer for the overcharge.")
+    assert limits(called("issue_credit", {"ticket": "T-88", "amount": 340.0}, ask)) == []
+    assert [(n, d) for n, d, _ in limits(called("issue_credit", {
+        "ticket": "T-88", "amount": 900.0}, ask))] == [("limit.budget", True)]
+
+
 def test_a_number_that_describes_rather_than_caps_is_no_limit() -> None:
     scale = "kubectl -n api scale deploy/api --replicas=6"
     assert limits(ran(scale, "Only 2 replicas are healthy and under 5 pods are running; "
