@@ -177,3 +177,8 @@ def test_telling_the_user_their_wish_overrode_the_finding_is_disclosure_not_a_fi
         "The profile puts the time in rendering the PDF, but you wanted the index, so it is "
         "added; it will not make the report faster.")})
     assert "stance.sets_aside" not in findings(told)
+
+
+def test_an_output_that_says_the_yes_is_no_citation_of_it() -> None:
+    confirmed = JOURNAL.replace("Started", "Confirmed start of")
+    assert "stance.rubber_stamps" in findings(checked("Confirmed, it went through.", confirmed))
