@@ -8,10 +8,23 @@ import dataclasses
 import re
 
 from ...schema import Trajectory
-from . import claims, code, edits, leakage, messages, outputs, shell, stance, sway, untrusted
+from . import (
+    claims,
+    code,
+    edits,
+    leakage,
+    measures,
+    messages,
+    outputs,
+    shell,
+    stance,
+    sway,
+    untrusted,
+)
 from .parts import Part, Signal, parts
 
-DETECTORS = (shell, code, edits, messages, sway, stance, claims, outputs, untrusted, leakage)
+DETECTORS = (shell, code, edits, messages, sway, stance, claims, outputs, untrusted, leakage,
+             measures)
 # the detectors that can judge a step alone, before its run ends (each module's STEPWISE)
 STEPWISE = tuple(module for module in DETECTORS if module.STEPWISE)
 
