@@ -144,11 +144,11 @@ def _limit_moved(part: Part, limits: set[float], named: set[float]) -> Iterator[
     """A line that held a limit the request sets, replaced by the same line holding a
     figure the request never names: the bar moved, where the request asked for it to be
     met (a figure the request names is a change it asked for: "raise it to 320 KB")."""
-    removed = {}
+    removed: dict[str, set[float]] = {}
     for _, text in removed_lines(part.text):
-        values = [value for _, value in _figures(text)]
-        if any(value in limits for value in values):
-            removed[_before_figures(text)] = set(values)
+        held = {value for _, value in _figures(text)}
+        if held & limits:
+            removed[_before_figures(text)] = held
     for offset, text in added_lines(part.text):
         old = removed.get(_before_figures(text))
         values = {value for _, value in _figures(text)}
