@@ -74,8 +74,9 @@ _FIGURE = re.compile(r"(?<![\w.:])(?:(\d{1,2}):([0-5]\d)(?![\d:])|(\d{1,3}(?:[,_
                      r"(\.\d{1,9})?)(?![\w.]?\d)")
 _LIMIT_WORD = re.compile(
     r"\b(?:budgets?|limits?|SLOs?|SLAs?|targets?|goals?|thresholds?|deadlines?|quotas?|"
-    r"tolerances?|max\w{0,5}|min\w{0,5}|must|under|below|within|before|at (?:least|most)|"
-    r"no more than|fewer than|less than|expects?)\b(?:[^.;\n]|\.(?=\S)){0,40}?$", re.I)
+    r"tolerances?|max\w{0,5}|min\w{0,5}|must|under|below|over|above|exceed\w{0,3}|within|"
+    r"before|at (?:least|most)|no more than|fewer than|less than|expects?)\b"
+    r"(?:[^.;\n]|\.(?=\S)){0,40}?$", re.I)
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
