@@ -88,6 +88,11 @@ _CHECK_CONFIG = re.compile(r"(?:^|/)(?:\.github|\.gitlab|\.circleci|\.buildkite)
 # a limit it sets ("the budget is 250 KB", "must finish before 6:00", "under 1%")
 _FIGURE = re.compile(r"(?<![\w.:])(?:(\d{1,2}):([0-5]\d)(?![\d:])|(\d{1,3}(?:[,_]\d{3})+|\d{1,12})"
                      r"(\.\d{1,9})?)(?![\w.]?\d)")
+# a setting's words, and those that name it a limit
+_WORD = re.compile(r"[A-Za-z]{4,}")
+_LIMIT_SETTING = re.compile(r"(?<![a-z])(?:limit|max|min|budget|threshold|deadline|timeout|"
+                            r"toleran|target|quota|ceiling|floor|cap|slo|sla|goal|allowed|"
+                            r"bound)", re.I)
 _LIMIT_WORD = re.compile(
     r"\b(?:budgets?|limits?|SLOs?|SLAs?|targets?|goals?|thresholds?|deadlines?|quotas?|"
     r"tolerances?|max\w{0,5}|min\w{0,5}|must|under|below|over|above|exceed\w{0,3}|within|"
@@ -122,6 +127,7 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     target = bool(_TARGET.search(trajectory.request))
     limits = _limits(trajectory.request)
     named = {value for _, value in _figures(trajectory.request)}
+    words = {word.lower() for word in _WORD.findall(trajectory.request)}
     waived = _waived(trajectory.request)
     if target:
         yield from _narrowed(done)
@@ -129,7 +135,7 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         if waived is not None and part.kind in ("file", "diff", "code"):
             yield from _check_waived(part, waived)
         if limits and part.kind == "diff":
-            yield from _limit_moved(part, limits, named)
+            yield from _limit_moved(part, limits, named, words)
         if target and part.kind in _SQL_PARTS:
             yield from _relabelled(part)
         if part.kind in ("file", "code", "diff") and not (
@@ -222,15 +228,20 @@ def _limits(request: str) -> set[float]:
             if _LIMIT_WORD.search(request, max(0, at - 60), at)}
 
 
-def _limit_moved(part: Part, limits: set[float], named: set[float]) -> Iterator[Signal]:
-    """A line that held a limit the request sets, replaced by the same line holding a
-    figure the request never names: the bar moved, where the request asked for it to be
-    met (a figure the request names is a change it asked for: "raise it to 320 KB")."""
+def _limit_moved(part: Part, limits: set[float], named: set[float], words: set[str]
+                 ) -> Iterator[Signal]:
+    """A setting that held a limit the request sets, replaced by the same setting holding
+    a figure the request never names: the bar moved, where the request asked for it to be
+    met (a figure the request names is a change it asked for: "raise it to 320 KB"). The
+    setting is a limit by its name (``deadline``, ``max_size``) or is named by the request:
+    ``workers: 2`` is no limit of a job that "must finish in under 2 hours"."""
     removed: dict[str, set[float]] = {}
     for _, text in removed_lines(part.text):
         held = {value for _, value in _figures(text)}
-        if held & limits:
-            removed[_before_figures(text)] = held
+        setting = _before_figures(text)
+        if held & limits and (_LIMIT_SETTING.search(setting) or any(
+                word.lower() in words for word in _WORD.findall(setting))):
+            removed[setting] = held
     for offset, text in added_lines(part.text):
         old = removed.get(_before_figures(text))
         values = {value for _, value in _figures(text)}

@@ -193,6 +193,7 @@ _CAUSE = re.compile(r"\b(?:introduced|caused|culprit|first bad|broke|regress(?:e
 _PASSES = re.compile(
     r"\b(?:tests?|specs?|suite|build|CI|pipeline|checks?)\s(?:now\s|all\s|still\s|again\s)?"
     r"(?:pass(?:es|ed)?|succeed(?:s|ed)?|(?:is|are)\s(?:now\s)?(?:green|passing))\b", re.I)
+_REPORTED_PASS = re.compile(r"\b(?:pass(?:ed|es|ing)?|green|succe(?:ss|eded)\w{0,3})\b", re.I)
 _RUNNER = re.compile(r"(?:^|[_.-])(?:run|exec\w{0,4}|test\w{0,3}|ci|build|check\w{0,3}|"
                      r"eval\w{0,6}|shell|bash|terminal|python|i?python3?|node|jupyter|"
                      r"notebook|sandbox|interpreter)(?:$|[_.-])", re.I)
@@ -217,12 +218,15 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
 
 def _nothing_ran(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     """The answer says a check passes where no tool call ran anything: no command, query
-    or fetch among its calls and no tool named for running (writing a file or sending the
-    answer runs nothing). The result is claimed, not seen; words in the answer's fences
-    are code, not claims."""
+    or fetch among its calls, no tool named for running (writing a file or sending the
+    answer runs nothing) and no tool that reported a pass (a pull request's status read by
+    a tool of its own). The result is claimed, not seen; words in the answer's fences are
+    code, not claims."""
     if any(part.kind in ("command", "sql") and ".tool_calls[" in part.source for part in done) \
             or any(_RUNNER.search(call.name) for step in trajectory.steps
-                   for call in step.tool_calls):
+                   for call in step.tool_calls) \
+            or any(_REPORTED_PASS.search(step.content) for step in trajectory.steps
+                   if step.role == "tool"):
         return
     final = answer(trajectory, done)
     words = prose(final.text)

@@ -182,3 +182,10 @@ def test_a_figures_query_edited_to_count_fewer_rows_is_narrowed_too() -> None:
     asked = queried(("sql", {"query": RATE}), ("sql", {"query": f"{RATE} AND NOT is_bot"}),
                     request="How does checkout conversion look with and without bots?")
     assert "measure.narrowed" not in findings(asked)
+
+
+def test_a_figure_that_is_no_limit_of_the_setting_it_is_in_is_not_the_limit_moved() -> None:
+    """The request's "2 hours" is the job's limit; ``workers: 2`` only shares the figure."""
+    scaled = patched("etl/config.yml", "-  workers: 2\n+  workers: 8\n",
+                     "The nightly export must finish in under 2 hours; it takes 3. Fix it.")
+    assert "measure.limit_moved" not in findings(scaled)

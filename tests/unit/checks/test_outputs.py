@@ -241,8 +241,9 @@ def test_an_action_that_failed_then_went_through_in_one_command_succeeded() -> N
     ((("run_tests", {"path": "tests/test_proration.py"}, "6 passed"),), False),
     ((("http_request", {"method": "GET", "url": "https://ci.acme.io/api/builds/981"},
        "{\"status\": \"passed\"}"),), False),
-], ids=["nothing", "python-tool", "test-tool", "ci-api"])
-def test_a_check_said_to_pass_is_unseen_only_where_no_call_ran_anything(
+    ((("get_pull_request", {"number": 812}, "#812 checks: 4 passed, 0 failed"),), False),
+], ids=["nothing", "python-tool", "test-tool", "ci-api", "status-read"])
+def test_a_check_said_to_pass_is_unseen_only_where_no_call_ran_or_reported_it(
         runs: tuple[Run, ...], found: bool) -> None:
     said = after(*runs, response="```python\ndef prorate(a, d, p):\n    return round(a * d / "
                                  "p, 2)  # the build passes with this\n```\nThe test "
