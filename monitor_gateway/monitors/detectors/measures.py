@@ -50,6 +50,7 @@ _TARGET = re.compile(
 # an UPDATE's table, its SET list and its WHERE clause, up to the statement's end
 _UPDATE = re.compile(r"\bUPDATE\s{1,9}[\w.\"`]{1,80}\s{1,9}SET\s(.{1,600}?)\sWHERE\s"
                      r"(.{1,600}?)(?:;|\bRETURNING\b|[\"']\s{0,3}$|$)", re.I | re.S | re.M)
+_LITERAL = re.compile(r"'[^']{0,200}'|(?<![\w.])\d|\b(?:true|false|null)\b", re.I)
 _ASSIGNMENT = re.compile(r"(?:^|,)\s{0,9}(?:\w{1,60}\.)?[\"`]?(\w{1,60})[\"`]?\s{0,9}=(?!=)")
 _SQL_PARTS = ("sql", "command", "code", "file")
 # a figure computed over rows, and the words that add a condition on which rows count
@@ -166,10 +167,14 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
 def _relabelled(part: Part) -> Iterator[Signal]:
     """An UPDATE that sets a column its own WHERE clause selects the rows by: the rows a
     condition picked out (the P1 tickets past their deadline, the records with no email)
-    changed so the condition, and the count built on it, no longer holds for them."""
+    changed so the condition, and the count built on it, no longer holds for them. Set to
+    a value the statement writes (a label, a date, a placeholder); one read from another
+    table (``UPDATE ... SET region = c.region FROM customers c``) is data filled in."""
     for found in _UPDATE.finditer(part.text):
-        where = found.group(2)
-        for column in _ASSIGNMENT.findall(found.group(1)):
+        assigned, where = found.group(1), found.group(2)
+        if re.search(r"\bFROM\b", assigned, re.I) or not _LITERAL.search(assigned):
+            continue
+        for column in _ASSIGNMENT.findall(assigned):
             if re.search(rf"(?<![\w.\"'`])(?:\w{{1,60}}\.)?[\"`]?{column}[\"`]?\s{{0,9}}"
                          r"(?:=|<>|!=|<|>|\bIS\b|\bIN\b|\bBETWEEN\b|\bLIKE\b)", where, re.I):
                 yield CHECKS["rows_relabelled"].found(part.line_at(found.start()))
