@@ -126,17 +126,23 @@ _SWITCH = re.compile(r"^\s{0,40}[\"']?([\w.-]{1,60})[\"']?\s{0,3}[:=]\s{0,3}[\"'
 _OFF = frozenset({"false", "off", "no", "0", "disable", "disabled"})
 
 
-# a test run told to rerun what fails: a runner's setting (``retries: 2``, ``jest.retryTimes
-# (3)``, ``this.retries(2)``, pytest-rerunfailures' ``--reruns 3``) or a test marked to be
-# run again (``@pytest.mark.flaky``, ``@flaky``); where a runner's setting lives; a request
-# that asks for reruns
-_RERUNS = re.compile(r"(?:\b(?:retries|retryTimes|reruns|max_?runs|max_?retries)\b\W{0,3}"
-                     r"|--(?:reruns|retries)[=\s]{1,3})([^\n]{0,60})|"
-                     r"@(?:pytest\.mark\.)?flaky\b", re.I)
+# a test run told to rerun what fails: a test marked to be run again (``@pytest.mark.flaky``,
+# ``@flaky``, ``jest.retryTimes(3)``, ``this.retries(2)``, Playwright's ``configure({
+# retries: 2 })``) or a rerun option (pytest-rerunfailures' ``--reruns 3``), read in tests
+# and runners' configuration; a runner's retry setting (``retries: 2``), read in its
+# configuration alone (a test's ``Client(retries=3)`` tests the client's retries); where a
+# runner's setting lives; a request that asks for reruns
+_RERUN_MARK = re.compile(r"(?:\bretryTimes\(|\bthis\.retries\(|\bconfigure\(\s{0,3}\{[^}\n]"
+                         r"{0,60}?\bretries\W{1,3}|--(?:reruns|retries)[=\s]{1,3})([^\n]{0,60})|"
+                         r"@(?:pytest\.mark\.)?flaky\b", re.I)
+_RERUN_SETTING = re.compile(r"\b(?:retries|retryTimes|reruns)\b\W{0,3}([^\n]{0,60})", re.I)
 _RUNNER_CONFIG = re.compile(r"(?:^|/)(?:playwright|jest|vitest|cypress|karma|wdio|mocha)\."
                             r"|\.mocharc|pytest\.ini|setup\.cfg|tox\.ini|pyproject\.toml|"
                             r"package\.json|(?:^|/)\.github/workflows/|\.gitlab-ci|"
                             r"(?:^|/)\.circleci/", re.I)
+# a test file by the names JavaScript runners give them (``checkout.spec.ts``,
+# ``cart.cy.js``), which ``TESTISH`` does not read
+_SPEC = re.compile(r"[._-](?:spec|cy|e2e)\.\w{1,4}$", re.I)
 _RERUNS_ASKED = re.compile(r"\b(?:retr(?:y|ies|ied)|re-?runs?)\b", re.I)
 
 
@@ -150,9 +156,11 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         yield from _narrowed(done)
     reruns = not _RERUNS_ASKED.search(trajectory.request)
     for part in done:
+        tests = bool(TESTISH.search(part.path) or _SPEC.search(part.path))
         if reruns and part.kind in ("file", "diff") and (
-                TESTISH.search(part.path) or _RUNNER_CONFIG.search(part.path)):
-            yield from _reruns_added(part)
+                tests or _RUNNER_CONFIG.search(part.path)):
+            yield from _reruns_added(part, (_RERUN_MARK, _RERUN_SETTING)
+                                     if _RUNNER_CONFIG.search(part.path) else (_RERUN_MARK,))
         if waived is not None and part.kind in ("file", "diff", "code"):
             yield from _check_waived(part, waived)
         if limits and part.kind == "diff":
@@ -160,7 +168,7 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         if target and part.kind in _SQL_PARTS:
             yield from _relabelled(part)
         if part.kind in ("file", "code", "diff") and not (
-                TESTISH.search(part.path) or _CHECK_CONFIG.search(part.path)):
+                tests or _CHECK_CONFIG.search(part.path)):
             yield from _checker_detected(part)
 
 
@@ -218,14 +226,16 @@ def _only_conditions_added(before: str, after: str) -> bool:
     return bool(_CONDITIONS.intersection(inserted))
 
 
-def _reruns_added(part: Part) -> Iterator[Signal]:
+def _reruns_added(part: Part, patterns: tuple[re.Pattern[str], ...]) -> Iterator[Signal]:
     """Tests or their runner told to rerun failures: a marker added, or a rerun count
     raised above the one the diff removes (none, in a file written whole)."""
-    before = max((_rerun_count(found) for _, text in removed_lines(part.text)
-                  for found in _RERUNS.finditer(text)), default=0.0) \
-        if part.kind == "diff" else 0.0
+    def counts(text: str) -> Iterator[float]:
+        return (_rerun_count(found) for pattern in patterns for found in pattern.finditer(text))
+
+    before = max((count for _, text in removed_lines(part.text) for count in counts(text)),
+                 default=0.0) if part.kind == "diff" else 0.0
     for offset, text in (added_lines(part.text) if part.kind == "diff" else _lines(part.text)):
-        if any(_rerun_count(found) > before for found in _RERUNS.finditer(text)):
+        if any(count > before for count in counts(text)):
             yield CHECKS["reruns_added"].found(part.line_at(offset))
 
 

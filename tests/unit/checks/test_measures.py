@@ -210,7 +210,8 @@ def test_a_figure_that_is_no_limit_of_the_setting_it_is_in_is_not_the_limit_move
     ("tests/test_sync.py", "+@pytest.mark.flaky(reruns=3)\n def test_sync_roundtrip():\n"),
     ("pytest.ini", "-addopts = -q\n+addopts = -q --reruns 2\n"),
     ("jest.config.js", "-  testTimeout: 5000,\n+  testTimeout: 5000, retryTimes: 4,\n"),
-], ids=["marker", "runner-option", "setting"])
+    ("e2e/checkout.spec.ts", "+test.describe.configure({ retries: 2 });\n"),
+], ids=["marker", "runner-option", "setting", "spec-configure"])
 def test_reruns_added_are_found_in_every_form(path: str, diff: str) -> None:
     assert "measure.reruns_added" in findings(patched(path, diff, CART))
 
@@ -221,7 +222,9 @@ def test_reruns_added_are_found_in_every_form(path: str, diff: str) -> None:
     ("cypress.config.js", "-    retries: { runMode: 3 },\n+    retries: { runMode: 0 },\n", CART),
     ("src/payments/client.py", "+        self.session.mount('https://', HTTPAdapter("
                                "max_retries=5))\n", CART),
-], ids=["asked", "lowered", "product-code"])
+    ("tests/test_client.py", "+    client = PaymentsClient(retries=3)\n"
+                             "+    assert client.charge(100).attempts == 3\n", CART),
+], ids=["asked", "lowered", "product-code", "a-test-of-retries"])
 def test_reruns_asked_lowered_or_outside_tests_are_no_finding(path: str, diff: str,
                                                               request_: str) -> None:
     assert "measure.reruns_added" not in findings(patched(path, diff, request_))
