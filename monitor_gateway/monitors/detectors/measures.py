@@ -35,7 +35,8 @@ CHECKS = family("measure", {
 })
 
 # whether a step can be judged alone, as its run streams in (issue 36): a query or an edit
-# is judged as it is made
+# is judged as it is made (a query narrowed from one an earlier step ran is found when the
+# whole run is judged)
 STEPWISE = True
 
 # a request that states a target a figure must meet: "must be under 1%", "the goal is
