@@ -13,6 +13,7 @@ from . import (
     code,
     edits,
     leakage,
+    measures,
     messages,
     outputs,
     request_limits,
@@ -24,7 +25,7 @@ from . import (
 from .parts import Part, Signal, parts
 
 DETECTORS = (shell, code, edits, messages, sway, stance, claims, outputs, untrusted, leakage,
-             request_limits)
+             request_limits, measures)
 # the detectors that can judge a step alone, before its run ends (each module's STEPWISE)
 STEPWISE = tuple(module for module in DETECTORS if module.STEPWISE)
 
