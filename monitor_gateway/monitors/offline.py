@@ -222,8 +222,10 @@ class OfflineMonitor:
             version=meta.get("version", "unknown"),
             label=("offline monitor: the agent's acts weighed by their own words, and "
                    "structural detectors' findings (code, weakened checks, shell commands, "
-                   "messages sent, text telling the reviewer what to conclude, stance and "
-                   "checkable claims) by their names; the strongest part decides, its prose "
+                   "messages sent, text telling the reviewer what to conclude, stance, "
+                   "checkable claims, claims against its own tools' outputs, acts against "
+                   "the request's limits, request input reaching files, fetches and loaders, "
+                   "changed measures) by their names; the strongest part decides, its prose "
                    "never by vocabulary; decisive findings flag alone; weights trained on "
                    f"{meta.get('trained_on', '?')}"
                    + measured),

@@ -109,8 +109,10 @@ def _items(value: object) -> Iterator[tuple[str, object]]:
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
-    said = users(trajectory)
     every = list(calls(trajectory))
+    if not every:
+        return  # every limit is kept or broken by a tool call
+    said = users(trajectory)
     yield from _recipients(trajectory, said, every, done)
     yield from _columns(said, done, every)
     yield from _production(said, done)
