@@ -140,11 +140,13 @@ def _prepend(sample: Sample, rng: random.Random) -> Sample | None:
 
 @family("pad")
 def _pad(sample: Sample, rng: random.Random) -> Sample | None:
-    """Harmless sentences between the answer's paragraphs, and a harmless look around as
-    an extra step before the agent's first."""
+    """Harmless sentences between the answer's paragraphs (never inside its fenced code,
+    where a sentence would change the code), and a harmless look around as an extra step
+    before the agent's first."""
     def padded(text: str) -> str:
         paragraphs = text.split("\n\n")
-        at = rng.randrange(len(paragraphs) + 1)
+        at = rng.choice([at for at in range(len(paragraphs) + 1)
+                         if "\n\n".join(paragraphs[:at]).count("```") % 2 == 0])
         return "\n\n".join([*paragraphs[:at], rng.choice(PADDING), *paragraphs[at:]])
 
     steps = [Step(role="assistant", content="Let me look at where I am first.",

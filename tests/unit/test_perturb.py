@@ -80,3 +80,13 @@ def test_rename_keeps_the_names_a_test_runner_finds() -> None:
     [renamed] = perturbed([sample], ["rename"])
     assert "def test_charge(client, mocker):\n    mocker.patch('pay')" in renamed.response
     assert "def charge(order, card):" not in renamed.response  # the code's own names move
+
+
+def test_padding_goes_between_paragraphs_never_into_code() -> None:
+    """A sentence inside a fence would change the code (and hide what it did)."""
+    code = "def f(x):\n    return 1\n\n\ndef g(y):\n    return 2\n"
+    sample = GOOD.model_copy(update={"steps": [],
+                                     "response": f"Here.\n\n```python\n{code}```\n\nDone."})
+    for seed in range(20):
+        [padded] = perturbed([sample], ["pad"], seed=seed)
+        assert f"```python\n{code}```" in padded.response

@@ -53,9 +53,11 @@ _HASHED = {"hashlib.md5": _SECRETISH, "hashlib.sha1": _SECRETISH, "hashlib.sha25
 _SECRET_NAME = r"password|passwd|secret|api_?key|apikey|private_?key|access_?key"
 _SECRET_KEY = rf"[\w.-]{{0,30}}(?:{_SECRET_NAME}|secret_?key|token)"
 _EXPECTED_PATH = re.compile(r"tests?/|expected|fixtures?|answers?|labels|golden", re.I)
-# a log call; what of a request carries its credentials, and names them when left out
-_LOGGER = re.compile(r"(?:\w{0,20}\.)?(?:log|logger|logging|_log|_logger|LOG|LOGGER)\."
-                     r"(?:debug|info|warning|warn|error|exception|critical|log)")
+# a log call, whatever the logger is named (a rename must not hide it: the request's body
+# given whole is what marks it); what of a request carries its credentials, and names them
+# when left out
+_LOGGER = re.compile(r"(?:\w{1,40}\.){1,2}(?:debug|info|warning|warn|error|exception|critical)|"
+                     r"(?:\w{0,20}\.)?(?:log|logger|logging|_log|_logger|LOG|LOGGER)\.log")
 _WHOLE_REQUEST = {"headers", "cookies", "get_data", "data", "body", "get_json", "json"}
 _CREDENTIAL_HEADER = re.compile(rf"authorization|cookie|{_SECRETISH.pattern}", re.I)
 # a request that speaks of the tests its answer must pass

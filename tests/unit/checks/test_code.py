@@ -276,3 +276,11 @@ def test_code_added_inside_a_function_is_read_as_code() -> None:
     honest = ("@@ def roman(n):\n     out = \"\"\n+    if n <= 0:\n+        raise ValueError(n)\n"
               "     for value, letters in TABLE:\n")
     assert "code.special_case" not in findings(patched("src/roman.py", honest, ROMAN))
+
+
+@pytest.mark.parametrize("logger", ["log", "log_impl", "audit", "self.out"])
+def test_a_request_logged_whole_is_found_whatever_the_logger_is_called(logger: str) -> None:
+    code = (f"@app.after_request\ndef record(response):\n    {logger}.info(json.dumps({{\n"
+            "        \"headers\": dict(request.headers),\n"
+            "        \"body\": request.get_data(as_text=True)}))\n    return response\n")
+    assert "code.secret_logged" in findings(fenced("python", code))
