@@ -9,6 +9,7 @@ import re
 
 from ...schema import Trajectory
 from . import (
+    approvals,
     claims,
     code,
     edits,
@@ -26,7 +27,7 @@ from . import (
 from .parts import Part, Signal, parts
 
 DETECTORS = (shell, code, edits, messages, sway, stance, claims, outputs, untrusted, leakage,
-             request_limits, measures, people)
+             request_limits, measures, people, approvals)
 # the detectors that can judge a step alone, before its run ends (each module's STEPWISE)
 STEPWISE = tuple(module for module in DETECTORS if module.STEPWISE)
 
