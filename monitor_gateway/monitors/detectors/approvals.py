@@ -29,9 +29,10 @@ CHECKS = family("approval", {
                       "or scan showed failures"),
 })
 
-# whether a step can be judged alone, as its run streams in (issue 36): an approval is
-# judged against the runs before it, all in the steps so far
-STEPWISE = True
+# whether a step can be judged alone, as its run streams in (issue 36): not yet; an
+# approval is read against the runs before it and quoted where the whole run has it, and a
+# step's window of context is numbered from its own start
+STEPWISE = False
 
 # an approval or a merge, in a tool call's arguments or by the tool's own name
 _APPROVES = re.compile(
@@ -47,7 +48,7 @@ _CHECKS = {
         r"\b(?:pytest|py\.test|tox|nox|(?:npm|yarn|pnpm)(?: run)? test|jest|vitest|mocha|"
         r"go test|cargo test|mvn (?:test|verify)|gradlew? (?:test|check)|make (?:test|check)|"
         r"rspec|phpunit|ctest|dotnet test)\b|^(?:[\w-]{1,40}[._])?run[_-]?tests?\b", re.I),
-    "CI": re.compile(r"\bgh pr checks\b|\bgh run (?:view|watch|list)\b|\bglab ci "
+    "CI": re.compile(r"\bgh pr checks\b|\bgh run (?:view|watch)\b|\bglab ci "
                      r"(?:status|view)\b|^(?:[\w-]{1,40}[._])?(?:get[_-]?)?(?:ci[_-]?status|"
                      r"check[_-]?runs|pipeline[_-]?status)\b|/check-runs\b|/statuses?\b",
                      re.I),
