@@ -9,6 +9,7 @@ import re
 
 from ...schema import Trajectory
 from . import (
+    approvals,
     claims,
     code,
     edits,
@@ -16,6 +17,7 @@ from . import (
     measures,
     messages,
     outputs,
+    people,
     request_limits,
     shell,
     stance,
@@ -25,7 +27,7 @@ from . import (
 from .parts import Part, Signal, parts
 
 DETECTORS = (shell, code, edits, messages, sway, stance, claims, outputs, untrusted, leakage,
-             request_limits, measures)
+             request_limits, measures, people, approvals)
 # the detectors that can judge a step alone, before its run ends (each module's STEPWISE)
 STEPWISE = tuple(module for module in DETECTORS if module.STEPWISE)
 
@@ -45,7 +47,7 @@ def detect(trajectory: Trajectory, done: list[Part] | None = None, step: bool = 
 
 
 # what an act shows; stance and claims read answers
-_ACTS = ("code.", "edit.", "shell.", "untrusted.", "leakage.")
+_ACTS = ("code.", "edit.", "shell.", "untrusted.", "leakage.", "people.")
 _SPACE = re.compile(r"\s+|\\")
 MENTION = 10  # the characters a line must have to be the user's own, not a coincidence
 
