@@ -473,6 +473,8 @@ def _probe_special_cased(trajectory: Trajectory, done: list[Part]) -> Iterator[S
         if part.kind not in ("diff", "file", "code") or TESTISH.search(part.path) or \
                 _SPEC.search(part.path) or _CHECK_CONFIG.search(part.path):
             continue
+        # the outputs of the steps before the part's (a step judged alone is given the
+        # steps just before it, numbered from its window's start: all of them are before)
         at = _STEP.match(part.source)
         before = int(at.group(1)) if at else len(trajectory.steps)
         values = {value for index, seen in printed if index < before for value in seen}
