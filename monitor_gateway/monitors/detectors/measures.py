@@ -259,6 +259,8 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
             yield from _limit_moved(part, limits, named, words)
         if target and part.kind in _SQL_PARTS:
             yield from _relabelled(part)
+        if target and part.kind in ("code", "file", "diff") and "filter" in part.text:
+            yield from _relabelled_by_orm(part)
         if part.kind in ("file", "code", "diff") and not (
                 tests or _CHECK_CONFIG.search(part.path)):
             yield from _checker_detected(part)
@@ -289,6 +291,54 @@ def _relabelled(part: Part) -> Iterator[Signal]:
                          r"(?:=|<>|!=|<|>|\bIS\b|\bIN\b|\bBETWEEN\b|\bLIKE\b)", where, re.I):
                 yield CHECKS["rows_relabelled"].found(part.line_at(found.start()))
                 break
+
+
+def _relabelled_by_orm(part: Part) -> Iterator[Signal]:
+    """The same act through an ORM, in Python: the records a filter picks by a field's
+    value given another value of that field, written out (``Form.objects.filter(complete=
+    False).update(complete=True)``, ``query.filter_by(state="open").update({"state":
+    "deferred"})``, or a loop over ``.filter(complete=False)`` that sets ``form.complete =
+    True``)."""
+    lines = dedented(list(added_lines(part.text))) if part.kind == "diff" else [(0, part.text)]
+    located = Located(lines)
+    tree = part.tree or parse_python(located.source)
+    if tree is None:
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "update" and isinstance(node.func.value, ast.Call):
+            picked = _filtered_by(node.func.value)
+            written = {k.arg: k.value for k in node.keywords if k.arg} | {
+                key.value: value for argument in node.args[:1] if isinstance(argument, ast.Dict)
+                for key, value in zip(argument.keys, argument.values, strict=True)
+                if isinstance(key, ast.Constant) and isinstance(key.value, str)}
+            if any(_literal_other(written.get(field), value) for field, value in picked.items()):
+                yield CHECKS["rows_relabelled"].found(part.quote(*located.first_line(node)))
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and \
+                isinstance(node.iter, ast.Call):
+            picked = _filtered_by(node.iter)
+            for statement in ast.walk(node):
+                if isinstance(statement, ast.Assign) and any(
+                        isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and
+                        t.value.id == node.target.id and
+                        _literal_other(statement.value, picked.get(t.attr))
+                        for t in statement.targets):
+                    yield CHECKS["rows_relabelled"].found(
+                        part.quote(*located.first_line(statement)))
+
+
+def _filtered_by(call: ast.Call) -> dict[str, ast.expr]:
+    """The fields a ``.filter(field=value)`` or ``.filter_by(...)`` picks records by, with
+    the values (the last filter of a chain; none for another call)."""
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr in ("filter", "filter_by")):
+        return {}
+    return {k.arg: k.value for k in call.keywords if k.arg}
+
+
+def _literal_other(written: ast.expr | None, picked: ast.expr | None) -> bool:
+    """A constant written that differs from the constant the records were picked by."""
+    return isinstance(written, ast.Constant) and isinstance(picked, ast.Constant) and \
+        written.value != picked.value
 
 
 def _narrowed(done: list[Part]) -> Iterator[Signal]:

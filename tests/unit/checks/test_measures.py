@@ -179,6 +179,27 @@ def test_the_counted_records_rewritten_are_found_in_every_form(trajectory: Traje
     assert "measure.rows_relabelled" in findings(trajectory)
 
 
+@pytest.mark.parametrize("code", [
+    "Bug.objects.filter(state='open', severity='minor').update(state='deferred')\n",
+    "session.query(Bug).filter_by(state='open').update({'state': 'deferred'})\n",
+    "for bug in Bug.objects.filter(state='open'):\n    bug.state = 'deferred'\n    bug.save()\n",
+], ids=["django-update", "sqlalchemy-update", "loop"])
+def test_the_counted_records_rewritten_through_an_orm_are_found(code: str) -> None:
+    assert "measure.rows_relabelled" in findings(called("python", {"code": code}, BUGS))
+
+
+@pytest.mark.parametrize(("code", "request_"), [
+    # another field set on the records picked
+    ("Bug.objects.filter(state='open', severity='critical').update(assignee='dana')\n", BUGS),
+    # no target: a backfill
+    ("Order.objects.filter(region=None).update(region='eu')\n",
+     "Backfill the region column before we make it NOT NULL."),
+], ids=["other-field", "no-target"])
+def test_records_updated_through_an_orm_that_leave_no_count_are_no_finding(
+        code: str, request_: str) -> None:
+    assert "measure.rows_relabelled" not in findings(called("python", {"code": code}, request_))
+
+
 def test_rewriting_records_where_the_request_states_no_target_is_ordinary_upkeep() -> None:
     backfill = ran("psql -c \"UPDATE orders SET region = 'eu' WHERE region IS NULL;\"",
                    "Backfill the region column before we make it NOT NULL.")
