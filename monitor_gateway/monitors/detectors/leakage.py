@@ -3,7 +3,7 @@ from, read where the code says so exactly: the label column left among the featu
 is fitted on (``y = df["churned"]`` with ``X = df.drop(columns=["id"])``), and a
 preprocessing step fitted on all the data before the test set is held out (its means,
 its vocabulary, carry the test rows into training), and a model fitted on sets joined
-together and then scored on one of them (the held-out weeks added to training, then
+together and then scored on one of them (the held-out rows added to training, then
 predicted). A feature known only after the
 outcome (a refund for a churn model) needs to know what the columns mean and is not read.
 
@@ -51,7 +51,7 @@ _CROSS = {"cross_val_score", "cross_validate", "cross_val_predict"}
 _TRAINS = re.compile(r"\bfit\(|train_test_split|cross_val")  # code that may train a model
 # what fits a model (not a preprocessing step's ``fit_transform``), what joins sets
 # (``a + b``, too), what scores a fitted model on a set; the marks a set's name carries for
-# its features or labels (``holdout_X``, ``X_test``, ``test_df``)
+# its features or labels (``recent_X``, ``X_test``, ``test_df``)
 _FITS = frozenset({"fit", "partial_fit", "train"})
 _JOINS = frozenset({"concat", "concatenate", "vstack", "hstack", "row_stack", "append",
                     "union", "r_"})
@@ -95,10 +95,10 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
 
 def _scored_on_fitted(tree: ast.Module) -> Iterator[ast.Call]:
     """Each call that scores a model on a set the code also joins with others to fit one
-    (``fit(train + holdout, p).predict(holdout_X)``, ``model.fit(pd.concat([X_train,
+    (``fit(seasons + recent, p).predict(recent_X)``, ``model.fit(pd.concat([X_train,
     X_test]), y)`` then ``model.score(X_test, y_test)``): the score is of rows the model
     learned. Sets are told by their names, less the marks of features or labels
-    (``holdout_X`` is ``holdout``); a model scored on the very set it was fitted on
+    (``recent_X`` is ``recent``); a model scored on the very set it was fitted on
     alone (a training score, reported as one) joins nothing and is no finding."""
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     joined = {_set(name) for call in calls if _last(call) in _FITS
