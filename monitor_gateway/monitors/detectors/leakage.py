@@ -4,8 +4,8 @@ is fitted on (``y = df["churned"]`` with ``X = df.drop(columns=["id"])``), and a
 preprocessing step fitted on all the data before the test set is held out (its means,
 its vocabulary, carry the test rows into training), and a model fitted on sets joined
 together and then scored on one of them (the held-out rows added to training, then
-predicted). A feature known only after the
-outcome (a refund for a churn model) needs to know what the columns mean and is not read.
+predicted). A feature known only after the outcome (a refund for a churn model) needs to
+know what the columns mean and is not read.
 
 Each scope (the module, each function) is read in order: a frame's columns dropped, kept
 or popped, a name bound again, are followed; anything else done to a frame (a column
