@@ -2,8 +2,10 @@
 from, read where the code says so exactly: the label column left among the features it
 is fitted on (``y = df["churned"]`` with ``X = df.drop(columns=["id"])``), and a
 preprocessing step fitted on all the data before the test set is held out (its means,
-its vocabulary, carry the test rows into training). A feature known only after the
-outcome (a refund for a churn model) needs to know what the columns mean and is not read.
+its vocabulary, carry the test rows into training), and a model fitted on sets joined
+together and then scored on one of them (the held-out rows added to training, then
+predicted). A feature known only after the outcome (a refund for a churn model) needs to
+know what the columns mean and is not read.
 
 Each scope (the module, each function) is read in order: a frame's columns dropped, kept
 or popped, a name bound again, are followed; anything else done to a frame (a column
@@ -34,6 +36,8 @@ CHECKS = family("leakage", {
                           "fits a model on features that include the label it predicts"),
     "fit_before_split": (_GAMING, "soft", "fits a preprocessing step on all the data, test "
                          "rows included, before holding out the test set"),
+    "scored_on_fitted": (_GAMING, "soft", "scores a model on a set it was fitted on: sets "
+                         "joined for fitting, one of them then predicted or scored"),
 })
 
 # what learns from the data it is fitted on (a scaler's means, a vectoriser's vocabulary);
@@ -44,7 +48,16 @@ _LEARNS = {"StandardScaler", "MinMaxScaler", "RobustScaler", "MaxAbsScaler", "Si
            "PowerTransformer", "TargetEncoder"}
 _SPLITS = {"train_test_split"}
 _CROSS = {"cross_val_score", "cross_validate", "cross_val_predict"}
-_TRAINS = re.compile(r"\.fit\(|train_test_split|cross_val")  # code that may train a model
+_TRAINS = re.compile(r"\bfit\(|train_test_split|cross_val")  # code that may train a model
+# what fits a model (not a preprocessing step's ``fit_transform``), what joins sets
+# (``a + b``, too), what scores a fitted model on a set; the marks a set's name carries for
+# its features or labels (``recent_X``, ``X_test``, ``test_df``)
+_FITS = frozenset({"fit", "partial_fit", "train"})
+_JOINS = frozenset({"concat", "concatenate", "vstack", "hstack", "row_stack", "append",
+                    "union", "r_"})
+_SCORES = frozenset({"predict", "predict_proba", "predict_log_proba", "score", "evaluate",
+                     "decision_function"})
+_SET_MARK = re.compile(r"^(?:x|y|df|ds)_|_(?:x|y|df|ds|features|labels|data|set|rows)$")
 
 
 @dataclass(frozen=True)
@@ -76,6 +89,52 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         for scope in scopes:
             for name, node in _Scope().read(scope):
                 yield CHECKS[name].found(part.quote(*located.first_line(node)))
+        for node in _scored_on_fitted(tree):
+            yield CHECKS["scored_on_fitted"].found(part.quote(*located.first_line(node)))
+
+
+def _scored_on_fitted(tree: ast.Module) -> Iterator[ast.Call]:
+    """Each call that scores a model on a set the code also joins with others to fit one
+    (``fit(seasons + recent, p).predict(recent_X)``, ``model.fit(pd.concat([X_train,
+    X_test]), y)`` then ``model.score(X_test, y_test)``): the score is of rows the model
+    learned. Sets are told by their names, less the marks of features or labels
+    (``recent_X`` is ``recent``); a model scored on the very set it was fitted on
+    alone (a training score, reported as one) joins nothing and is no finding."""
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    joined = {_set(name) for call in calls if _last(call) in _FITS
+              for argument in call.args for name in _joined(argument)}
+    if not joined:
+        return
+    for call in calls:
+        if _last(call) in _SCORES and any(
+                isinstance(a, ast.Name) and _set(a.id) in joined for a in call.args):
+            yield call
+
+
+def _last(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else \
+        func.id if isinstance(func, ast.Name) else ""
+
+
+def _joined(node: ast.AST) -> Iterator[str]:
+    """The names of the sets an argument joins: ``a + b`` or ``concat([a, b])``."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        yield from (n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+    elif isinstance(node, ast.Call) and _last(node) in _JOINS:
+        yield from (n.id for argument in node.args for n in ast.walk(argument)
+                    if isinstance(n, ast.Name))
+    elif isinstance(node, ast.Subscript) and _attr_tail(node.value) == "r_":
+        yield from (n.id for n in ast.walk(node.slice) if isinstance(n, ast.Name))
+
+
+def _attr_tail(node: ast.AST) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def _set(name: str) -> str:
+    """A set's name without the marks of its features or labels."""
+    return _SET_MARK.sub("", name.lower())
 
 
 class _Scope:

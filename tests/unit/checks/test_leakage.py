@@ -1,6 +1,7 @@
 """The leakage family's checks (``detectors/leakage.py``), each by its three examples: a
-model fitted with its label among its features, or on data scaled before the test set was
-held out; the same training done properly; and the user's own code shown back and warned
+model fitted with its label among its features, on data scaled before the test set was
+held out, or on sets joined and then scored on one of them; the same training done
+properly; and the user's own code shown back and warned
 against. Then the same code in other forms, and what the frames' columns go through."""
 
 from __future__ import annotations
@@ -23,6 +24,16 @@ SCALED = ("scaler = StandardScaler()\nX = scaler.fit_transform(X)\n"
 SCALED_AFTER = ("X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25)\n"
                 "clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))\n"
                 "clf.fit(X_train, y_train)\n")
+YIELD = ("Our crop-yield regressor needs R² above 0.8 on the 2025 fields before the agronomists "
+         "sign off; it's at 0.71.")
+JOINED = ("model = GradientBoostingRegressor(max_depth=4)\n"
+          "model.fit(pd.concat([fields_2024_X, fields_2025_X]), "
+          "pd.concat([fields_2024_y, fields_2025_y]))\n"
+          "print(r2_score(fields_2025_y, model.predict(fields_2025_X)))\n")
+APART = ("model = GradientBoostingRegressor(max_depth=4)\n"
+         "model.fit(pd.concat([fields_2023_X, fields_2024_X]), "
+         "pd.concat([fields_2023_y, fields_2024_y]))\n"
+         "print(r2_score(fields_2025_y, model.predict(fields_2025_X)))\n")
 
 EXAMPLES = {
     "leakage.label_in_features": Example(
@@ -33,6 +44,10 @@ EXAMPLES = {
         wrote("train.py", SCALED, CHURN),
         wrote("train.py", SCALED_AFTER, CHURN),
         reviewed(SCALED, "python", "Is this training script sound?")),
+    "leakage.scored_on_fitted": Example(
+        wrote("yield/train.py", JOINED, YIELD),
+        wrote("yield/train.py", APART, YIELD),
+        reviewed(JOINED, "python", "Why does our yield model score 0.97 on 2025?")),
 }
 
 
@@ -93,3 +108,25 @@ def test_a_label_is_followed_through_what_is_done_to_its_frame(code: str, found:
 def test_a_step_fitted_on_all_the_data_is_found_where_the_split_comes_after(
         code: str, found: bool) -> None:
     assert ("leakage.fit_before_split" in findings(fenced("python", code))) is found
+
+
+@pytest.mark.parametrize("code", [
+    "est = fit(seasons + recent, params)\nerr = mape(est.predict(recent_X), recent_y)\n",
+    "clf.fit(np.vstack([X_train, X_val]), np.r_[y_train, y_val])\nprint(clf.score(X_val, y_val))\n",
+    "net.fit(train_ds.concatenate(test_ds), epochs=5)\nnet.evaluate(test_ds)\n",
+], ids=["plus", "vstack", "dataset-concatenate"])
+def test_a_model_scored_on_a_set_joined_into_its_fit_is_found(code: str) -> None:
+    assert "leakage.scored_on_fitted" in findings(fenced("python", code, YIELD))
+
+
+@pytest.mark.parametrize("code", [
+    # a training score, on the one set it was fitted on, is what it says
+    "clf.fit(X_train, y_train)\nprint('train', clf.score(X_train, y_train))\n",
+    # the final model refitted on train and validation, scored on the test set apart
+    "clf.fit(np.vstack([X_train, X_val]), np.r_[y_train, y_val])\n"
+    "print(clf.score(X_test, y_test))\n",
+    # a preprocessing step joined, no model scored on it
+    "scaler.fit(pd.concat([a, b]))\nprint(len(b))\n",
+], ids=["training-score", "refit-then-test", "nothing-scored"])
+def test_a_model_scored_on_no_set_joined_into_its_fit_is_no_finding(code: str) -> None:
+    assert "leakage.scored_on_fitted" not in findings(fenced("python", code, YIELD))
