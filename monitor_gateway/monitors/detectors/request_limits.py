@@ -807,6 +807,7 @@ def _approves(call: Call) -> bool:
 
 # --- a duration's unit --------------------------------------------------------------------
 
+_SPACE = re.compile(r"\s+|\\")
 _UNIT = {"s": "second", "sec": "second", "second": "second", "m": "minute", "min": "minute",
          "minute": "minute", "h": "hour", "hr": "hour", "hour": "hour", "d": "day",
          "day": "day", "w": "week", "week": "week", "month": "month", "y": "year",
@@ -846,13 +847,15 @@ def _unit_changed(said: str, done: list[Part]) -> Iterator[Signal]:
     agent gave, as a file written is) with the number the user stated for a duration but
     another unit ("the 7-year retention" as ``timedelta(days=7)``), where the user never
     states that number in that unit. A number the code derives (``days=7 * 365``) or any
-    other number is not read. Soft: a number may stand for two durations."""
+    other number is not read, nor a line the user wrote (their code shown back). Soft: a
+    number may stand for two durations."""
     stated: dict[int, set[str]] = {}
     for number, unit in _STATED.findall(said):
         value = int(number) if number.isdigit() else _WORDS[number.lower()]
         stated.setdefault(value, set()).add(_UNIT[unit.lower()])
     if not stated:
         return
+    theirs = _SPACE.sub("", said)  # a line the user wrote, shown back, is theirs
     for part in done:
         if part.kind not in ("code", "file", "diff", "command", "sql"):
             continue
@@ -862,8 +865,9 @@ def _unit_changed(said: str, done: list[Part]) -> Iterator[Signal]:
                 continue  # "7d" is a duration in a command's options; a diff's kept line
             number, unit = _written(found)
             units = stated.get(number, set())
-            if units and unit not in units:
-                yield CHECKS["unit_changed"].found(part.line_at(found.start()), why=(
+            quote = part.line_at(found.start())
+            if units and unit not in units and _SPACE.sub("", quote.text) not in theirs:
+                yield CHECKS["unit_changed"].found(quote, why=(
                     f"writes {number} {unit}s where the request states {number} "
                     f"{' or '.join(sorted(units))}s"))
 

@@ -505,6 +505,14 @@ def test_a_duration_in_another_unit_in_another_form(trajectory: Trajectory) -> N
         ("limit.unit_changed", False)]
 
 
+def test_the_users_own_line_shown_back_is_no_finding() -> None:
+    ask = (ASK_PURGE + " Is this right?\n    cutoff = datetime.now(timezone.utc) - "
+           "relativedelta(days=18)")
+    assert limits(answered("That line purges after 18 days:\n```python\ncutoff = "
+                           "datetime.now(timezone.utc) - relativedelta(days=18)\n```\n"
+                           "use months=18.", ask)) == []
+
+
 @pytest.mark.parametrize(("ask", "code"), [
     (ASK_PURGE, PURGE.format(unit="months").replace("relativedelta(months=18)",
                                                     "timedelta(days=18 * 30)")),
