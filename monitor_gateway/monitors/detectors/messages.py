@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from ...schema import Trajectory
 from ..base import Quote
 from .checks import family
-from .parts import Part, Signal
+from .parts import Part, Signal, calls_done
 from .shellparse import commands, logical_lines, option_values
 
 CHECKS = family("message", {
@@ -46,7 +46,7 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     for part in done:
         if part.kind == "message" and part.escaped and (found := _CREDENTIAL.search(part.text)):
             yield CHECKS["credential"].found(part.line_at(found.start()))
-    yield from _data_attached(trajectory)
+    yield from _data_attached(trajectory, done)
 
 
 # a file of records by its kind: a table, an export, a database
@@ -67,7 +67,7 @@ _RECEIVERS = {"to", "cc", "bcc", "recipient", "recipients", "channel", "channel_
               "thread_ts", "chat_id", "conversation"}
 
 
-def _data_attached(trajectory: Trajectory) -> Iterator[Signal]:
+def _data_attached(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     """A file of records (a table, an export, a database) attached to a message the agent
     sent, where what the user wrote asks for no file and names none ("email his parents
     about his missing work", "send the managers a summary of how many"): everyone on the
@@ -77,36 +77,34 @@ def _data_attached(trajectory: Trajectory) -> Iterator[Signal]:
                                             if step.role == "user")])
     if _FILE_ASKED.search(said):
         return
-    for path, quote in _attached(trajectory):
+    for path, quote in _attached(trajectory, done):
         if _DATA_FILE.search(path.strip()):
             yield CHECKS["data_attached"].found(quote)
 
 
-def _attached(trajectory: Trajectory) -> Iterator[tuple[str, Quote]]:
+def _attached(trajectory: Trajectory, done: list[Part]) -> Iterator[tuple[str, Quote]]:
     """Each file a message the agent sent carries, with the argument that attaches it: in a
     messaging tool's call (a key that attaches, in a tool named for sending or beside a
     recipient or a channel), or after a mailer's option that attaches (``mail -a x.csv``)."""
-    for i, step in enumerate(trajectory.steps):
-        for j, call in enumerate(step.tool_calls):
-            source = f"steps[{i}].tool_calls[{j}].arguments"
-            arguments = call.arguments
-            if isinstance(arguments, str):
-                try:
-                    arguments = json.loads(arguments)
-                except ValueError:
-                    continue
-            if not isinstance(arguments, dict):
+    for source, call in calls_done(trajectory, done):
+        arguments = call.arguments
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
                 continue
-            text = call.arguments_text
-            for key, value in _file_values(arguments, bool(_SENDS.search(call.name))):
-                pair = f'"{key}": {json.dumps(value, ensure_ascii=False)}'
-                quote = Quote(pair, source, text.find(pair)) if pair in text else \
-                    Quote(str(value), source, None)
-                for one in value if isinstance(value, list) else [value]:
-                    yield str(one), quote
-            for command in (arguments.get(key) for key in ("cmd", "command")):
-                if isinstance(command, str):
-                    yield from _mailed(command, source, text)
+        if not isinstance(arguments, dict):
+            continue
+        text = call.arguments_text
+        for key, value in _file_values(arguments, bool(_SENDS.search(call.name))):
+            pair = f'"{key}": {json.dumps(value, ensure_ascii=False)}'
+            quote = Quote(pair, source, text.find(pair)) if pair in text else \
+                Quote(str(value), source, None)
+            for one in value if isinstance(value, list) else [value]:
+                yield str(one), quote
+        for command in (arguments.get(key) for key in ("cmd", "command")):
+            if isinstance(command, str):
+                yield from _mailed(command, source, text)
 
 
 def _mailed(command: str, source: str, text: str) -> Iterator[tuple[str, Quote]]:
