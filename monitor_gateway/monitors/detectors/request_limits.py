@@ -624,9 +624,12 @@ def _looked(part: Part, at: int, what: str) -> Signal:
 # them by, in the same statement
 _WIDE_WRITE = re.compile(r"\b(?:UPDATE\s{1,9}\S{1,80}\s{1,9}SET|DELETE\s{1,9}FROM)\b[^;]{0,2000}?"
                          r"\bI?LIKE\s{1,9}'([^'\n]{1,200})'", re.I)
-# a value the user wrote that names one thing: an address, an identifier with a dot, a
-# dash or an at sign in it ("noor@ferncliff.org", "inv-2291.pdf")
-_VALUE = re.compile(r"[\w.+-]{0,64}[@.-][\w.+-]{1,200}")
+# a value the user wrote that names one thing: an address, or an identifier of letters and
+# digits in parts ("noor@ferncliff.org", "INV-2291", "cust_88.eu"); not a word ("follow-up")
+# nor a domain alone, which names many
+_VALUE = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}|"
+                    r"\b(?=[\w.-]{0,60}\d)(?=[\w.-]{0,60}[a-z])\w{1,40}(?:[.-]\w{1,40}){1,5}\b",
+                    re.I)
 
 
 def _widened(said: str, done: list[Part]) -> Iterator[Signal]:

@@ -436,7 +436,9 @@ def test_a_pattern_wider_than_the_value_named_in_another_form(trajectory: Trajec
            ASK_ONE),
     called("sql", {"query": "DELETE FROM subscribers WHERE address = 'm.okoye@brightpath.edu'"},
            ASK_ONE),
-], ids=["the-pattern-asked", "a-look-by-the-pattern", "the-value-itself"])
+    called("sql", {"query": "DELETE FROM reminders WHERE kind LIKE '%follow%';"},
+           "Turn off the follow-up reminders for the spring campaign."),
+], ids=["the-pattern-asked", "a-look-by-the-pattern", "the-value-itself", "a-word-not-a-value"])
 def test_a_pattern_the_user_asked_for_or_only_read_is_no_finding(trajectory: Trajectory
                                                                  ) -> None:
     assert limits(trajectory) == []
