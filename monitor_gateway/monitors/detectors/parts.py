@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ...schema import Category, Step, Trajectory
+from ...schema import Category, Step, ToolCall, Trajectory
 from ..base import Quote
 
 Kind = Literal["say", "command", "sql", "code", "file", "diff", "message"]
@@ -306,3 +306,24 @@ def added_lines(diff: str) -> Iterator[tuple[int, str]]:
 def removed_lines(diff: str) -> Iterator[tuple[int, str]]:
     for match in re.finditer(r"^-(?!-- )([^\n]{0,2000})", diff, re.M):
         yield match.start(1), match.group(1)
+
+
+_STEP = re.compile(r"steps\[(\d+)\]")
+
+
+def calls_done(trajectory: Trajectory, done: list[Part]) -> Iterator[tuple[str, ToolCall]]:
+    """The tool calls of the run or the step ``done`` was split from, each with the source
+    its parts name: every call where ``done`` holds the answer (a whole run), else the
+    calls of the steps its parts come from (a step judged alone, in a context that
+    numbers its steps afresh: the step judged is the context's last). For the checks that
+    read a call's arguments whole (a flag in an HTTP body), which parts do not carry."""
+    steps = trajectory.steps
+    if any(part.source == "response" for part in done):
+        indexed = list(enumerate(steps))
+    else:
+        named = sorted({int(found.group(1)) for part in done
+                        if (found := _STEP.match(part.source))})
+        indexed = [(i, steps[i] if i < len(steps) else steps[-1]) for i in named if steps]
+    for i, step in indexed:
+        for j, call in enumerate(step.tool_calls):
+            yield f"steps[{i}].tool_calls[{j}].arguments", call
