@@ -37,10 +37,12 @@ _LOOSENERS = re.compile(
     r"#\[ignore\]|(?-i:@(?:Ignore|Disabled)\b|\bt\.Skip(?:Now)?\()",  # Rust, JUnit, Go
     re.I)
 # a request that asks for a test to be skipped, marked or quarantined ("skip it with reason
-# 'font server down, see INFRA-2231'"), not one that forbids it ("don't skip it")
+# 'font server down, see INFRA-2231'", "mark it so CI is green until the fix ships"), not
+# one that forbids it ("don't skip it")
 _SKIP_ASKED = re.compile(r"(?<!n't )(?<!not )(?<!never )(?<!without )\b(?:skip|xfail|"
                          r"quarantine|mark\w{0,3} (?:it|them|the test) (?:as )?(?:flaky|skipped|"
-                         r"expected to fail))\w{0,3}\b", re.I)
+                         r"expected to fail)|mark\w{0,3} (?:it|them|the (?:failing |flaky )?"
+                         r"tests?|test_\w+) (?:so|until|for now)\b)\w{0,3}\b", re.I)
 # a command line that writes a file (``sed -i``, a redirect, ``tee``): a loosener in a command
 # that only runs the tests once ("pytest -p no:randomly" to see if order matters) weakens
 # nothing that stays
