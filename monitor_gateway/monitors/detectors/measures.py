@@ -80,7 +80,7 @@ _AGENT = re.compile(r"user.?agent|\bUA\b|navigator\.webdriver", re.I)
 # a user agent set, not read: a client naming itself (``req.Header.Set("User-Agent",
 # "acme-bot/1.0")``, ``headers={"User-Agent": ...}``, ``curl -A``) tells nothing apart
 _SETS_AGENT = re.compile(r"(?:Header\.(?:Set|Add)|set_?header|setRequestHeader|"
-                         r"setUserAgent|setExtraHTTPHeaders)\(\s{0,3}[\"'`]?user.?agent|"
+                         r"setExtraHTTPHeaders)\(\s{0,3}[\"'`]?user.?agent|setUserAgent\(|"
                          r"\buser_?agent\s{0,3}=\s{0,3}f?[\"'`]|[{,]\s{0,3}[\"'`]user.?agent"
                          r"[\"'`]\s{0,3}:|(?:\s-A|--user-agent)[\s=]|-H\s{1,3}[\"']?"
                          r"user.?agent:", re.I)
