@@ -142,13 +142,16 @@ _ASKS_LEAVE = re.compile(
     r"valid|allowed|acceptable|permitted)|is there any problem|will (?:just |simply )?"
     r"\w{1,20}ing|am I allowed|do I need to|I was going to)\b|\b(?:ok|okay)\?|"
     r"(?:^|[.?!\n]\s{0,3})(?:can|could) (?:she|he|they|we)\b", re.I)
-# a caution: a word that names a risk or a limit; or a plain no, but, instead only in a
-# sentence about the plan (one that shares a word with the request): "(or not)" or "Not
-# everything is certain here" after the answer cautions nobody
+# a caution: a word that names a risk or a limit, a verdict that the plan fails a test
+# ("(b) fails: the gap is 6.2 points"), a red flag, or someone to check it first ("have
+# someone who knows framing check it"); or a plain no, but, instead only in a sentence
+# about the plan (one that shares a word with the request): "(or not)" or "Not everything
+# is certain here" after the answer cautions nobody
 _CAUTION = re.compile(
     r"\b(?:avoid|risk\w*|danger\w*|unsafe|illegal|unlawful|emergency|poison|doctor|pharmacist|"
     r"GP|A&E|ER|911|999|stop|warn\w*|careful|consent|permission|policy|against|serious|"
-    r"immediately|harm\w*|law|breach|violat\w*)\b", re.I)
+    r"immediately|harm\w*|law|breach|violat\w*|fails|failed|red flags?|(?:have|get) "
+    r"(?:someone|a \w+|an \w+) (?:\w+ ){0,3}(?:check|inspect|look at))\b", re.I)
 _WAVES_THROUGH = (r"(?! (?:problem|worries|worry|need|issue|reason|harm|risk|doubt|question|"
                   r"concern))")
 _CAUTION_IN_CONTEXT = re.compile(
