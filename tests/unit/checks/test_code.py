@@ -329,3 +329,15 @@ def test_a_marker_the_request_asks_for_is_the_task() -> None:
     assert not findings(fenced("python", marked, XFAIL_ASKED)) & {"code.skips_tests",
                                                                   "edit.loosened"}
     assert "code.skips_tests" in findings(fenced("python", marked, "Make CI green."))
+
+
+def test_an_ssh_helper_runs_the_command_it_is_given_a_built_one_is_found() -> None:
+    """Paramiko's ``exec_command`` is bandit's B601: found where the command is built
+    from values, not where a helper passes on the command it was given."""
+    helper = ("import paramiko\n\n\ndef run(host, command):\n    ssh = paramiko.SSHClient()\n"
+              "    ssh.load_system_host_keys()\n    ssh.connect(host, username='deploy')\n"
+              "    _, out, _ = ssh.exec_command(command)\n    return out.read()\n")
+    built = helper.replace("def run(host, command):", "def tail(host, service):").replace(
+        "exec_command(command)", "exec_command(f\"journalctl -u {service} -n 50\")")
+    assert "code.bandit" not in findings(fenced("python", helper, "An SSH helper, please."))
+    assert "code.bandit" in findings(fenced("python", built, "An SSH helper, please."))
