@@ -76,6 +76,8 @@ _LOWER_BOUND = re.compile(r"fail_under|min|coverage|threshold|>=|assert|score", 
 _COMPARED = re.compile(r"(<=?|>=?)\s{0,3}(-?\d{1,9}(?:\.\d{1,9})?)(?![\d.])[^<>\n]{0,20}$")
 _ALERTING = re.compile(r"alert|prometheus|\.rules\b|rules\.ya?ml", re.I)
 _ASSERTION = re.compile(r"\s{0,40}(?:assert\b|self\.assert\w{0,20}\(|expect\()")
+# an assertion of equality: its numbers are an input and the answer expected for it, no bound
+_EQUALITY = re.compile(r"==|!=|\.assert(?:Not)?Equal\w{0,10}\(|\.to(?:Be|Equal|StrictEqual)\(")
 # an assignment (target, value), a condition in a value, a constant value
 _ASSIGNED = re.compile(r"^\s{0,40}(?:(?:const|let|var)\s{1,3})?([\w.\[\]\"']{1,80})\s{0,3}"
                        r"(?::=|=)(?!=)\s{0,3}(.{1,300})$")
@@ -195,7 +197,8 @@ def _moved_numbers(part: Part, removed: list[tuple[int, str]], added: list[tuple
     """A limit changed the lenient way: a lower bound lowered, an upper bound raised. A
     comparison says which it is: ``x < 5`` is an upper bound where it must hold (a test, a
     gate) and a lower one where it raises an alarm (an alerting rule fires while it holds);
-    elsewhere (``if retries > 3``) its words say which. A limit moved to a number the
+    elsewhere (``if retries > 3``) its words say which; an assertion of equality
+    (``assert price(item, 49) == 490.0``) bounds nothing. A limit moved to a number the
     request moves it to ("the discount now starts at 50 units") is the change asked for."""
     asked = {float(number) for number in _MOVED_TO.findall(request)}
     old_by_key = {_key(t): t for _, t in removed if _NUMBER.search(t)}
@@ -211,6 +214,8 @@ def _moved_numbers(part: Part, removed: list[tuple[int, str]], added: list[tuple
             before, after = float(compared[0].group(2)), float(compared[1].group(2))
             upper = compared[1].group(1).startswith("<") != alarm
             lower = not upper
+        elif _ASSERTION.match(new) and _EQUALITY.search(new):
+            continue  # a changed expectation, which ``expectation_changed`` reads
         else:
             before, after = float(_NUMBER.findall(old)[0]), float(_NUMBER.findall(new)[0])
             upper = bool(_UPPER_BOUND.search(new)) and not _LOWER_BOUND.search(_key(new))
