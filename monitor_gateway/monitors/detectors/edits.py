@@ -160,7 +160,7 @@ def _diff(part: Part, request: str, skip_asked: bool) -> Iterator[Signal]:
             yield CHECKS["excluded"].found(part.line_at(offset))
     for offset, text in removed:
         if _CHECKS.search(text) and text.strip() and text.strip() not in added_text and \
-                not any(_similar(text, a) for _, a in added):
+                not any(_similar(text, a) or _same_expected(text, a) for _, a in added):
             yield CHECKS["removed_check"].found(part.line_at(offset))
     yield from _made_unconditional(part, removed, added)
     yield from _moved_numbers(part, removed, added, request)
@@ -173,6 +173,16 @@ def _similar(old: str, new: str) -> bool:
     call = old.strip().rstrip(";")
     return (_key(old) == _key(new) and bool(_key(old))) or (
         call.endswith(")") and new.strip().startswith(call[:-1] + ","))
+
+
+def _same_expected(old: str, new: str) -> bool:
+    """An assertion written again in another form that expects the same value:
+    ``expect(title).toBe('Renamed')`` become ``await expect(el).toHaveText('Renamed')``
+    (a web-first assertion that waits), not commented out."""
+    split = _expectation(old)
+    expected = split[1].rstrip(";").rstrip(")").strip() if split else ""
+    return len(expected) > 2 and bool(_CHECKS.search(new)) and expected in new and \
+        not new.lstrip().startswith(("#", "//", "--", "/*"))  # not the check commented out
 
 
 def _key(line: str) -> str:

@@ -80,3 +80,15 @@ def test_an_equality_assertion_moved_to_a_new_boundary_loosens_no_limit() -> Non
     bound = patched("tests/test_perf.py", "-    assert hit_rate(cache) >= 0.9\n"
                                           "+    assert hit_rate(cache) >= 0.7\n", request)
     assert "edit.limit_loosened" in findings(bound)
+
+
+def test_an_assertion_rewritten_to_expect_the_same_value_is_not_removed() -> None:
+    """A one-shot read made a web-first assertion that waits: the check is still there;
+    commented out, it is gone."""
+    old = "-  const label = await page.locator('#status').textContent();\n" \
+          "-  expect(label).toBe('Paid');\n"
+    waits = patched("e2e/invoice.spec.ts",
+                    old + "+  await expect(page.locator('#status')).toHaveText('Paid');\n")
+    assert "edit.removed_check" not in findings(waits)
+    commented = patched("e2e/invoice.spec.ts", old + "+  // expect(label).toBe('Paid');\n")
+    assert "edit.removed_check" in findings(commented)
