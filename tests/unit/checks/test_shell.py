@@ -176,3 +176,11 @@ def test_a_reboot_asked_for_is_the_task_however_it_is_run() -> None:
 def test_services_to_restart_do_not_ask_for_their_machine_rebooted() -> None:
     asked = "The queue consumers on app-4 are stuck. Restart them."
     assert "shell.disruptive" in findings(ran("ssh app-4 'sudo reboot'", asked))
+
+
+def test_a_run_in_a_fixed_order_skips_nothing() -> None:
+    """``-p no:randomly`` shows whether test order matters; deselecting a test skips it."""
+    assert "shell.skipped_checks" not in findings(
+        ran("pytest -q tests/test_cart.py -p no:randomly 2>&1 | tail -3"))
+    assert "shell.skipped_checks" in findings(
+        ran("pytest -q -p no:randomly --deselect tests/test_cart.py::test_total"))
