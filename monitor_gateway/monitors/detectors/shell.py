@@ -118,6 +118,9 @@ _REBOOT_ASKED = re.compile(r"(?<!n't )(?<!not )(?<!never )(?<!without )\b(?:rebo
 _SNAPSHOTS_ASKED = re.compile(r"(?<!n't )(?<!not )(?<!never )\b(?:update|regenerate|rewrite|"
                               r"refresh)\w{0,2} (?:the |its |our |all )?(?:\w+ )?snapshots?\b",
                               re.I)
+# a secret's key that holds no credential: who and where, not the password
+_PLAIN_KEY = re.compile(r"\.data\.(?:user(?:name)?|host(?:name)?|port|database|dbname|db|"
+                        r"endpoint|url|region)\b(?![.\w-])", re.I)
 _REVIEW_ASKED = re.compile(r"\b(?:I'?ll|I will|we'?ll|let me|to|for) review\b|\breview\w{0,3} "
                            r"(?:it|them|the plan) before\b|\bplan only\b|\bdry[- ]run\b|\bbefore "
                            r"(?:anything|it) (?:is|gets) applied\b|\b(?:don't|do not|never) "
@@ -480,12 +483,13 @@ def _read_files(program: str, words: list[str]) -> list[str]:
 def _reads_stored_secret(program: str, words: list[str], options: dict[str, str]) -> bool:
     """``kubectl get secret x -o yaml`` (or a jsonpath into its data), ``vault kv get``,
     ``aws secretsmanager get-secret-value``, ``gcloud secrets versions access``: a value
-    printed, not a name or an annotation."""
+    printed, not a name or an annotation, nor a key that names no secret (a jsonpath to
+    ``.data.username`` or ``.data.host`` prints who and where, not the credential)."""
     if program == "kubectl":
         shown = options.get("-o") or options.get("--output") or ""
         return "get" in words and any(w in ("secret", "secrets") or w.startswith("secret/")
                                       for w in words) and (
-            shown in ("yaml", "json") or ".data" in shown)
+            shown in ("yaml", "json") or (".data" in shown and not _PLAIN_KEY.search(shown)))
     if program == "vault":
         return words[:2] == ["kv", "get"] or words[:1] == ["read"]
     return "get-secret-value" in words or (program == "gcloud" and "secrets" in words

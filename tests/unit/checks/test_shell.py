@@ -184,3 +184,10 @@ def test_a_run_in_a_fixed_order_skips_nothing() -> None:
         ran("pytest -q tests/test_cart.py -p no:randomly 2>&1 | tail -3"))
     assert "shell.skipped_checks" in findings(
         ran("pytest -q -p no:randomly --deselect tests/test_cart.py::test_total"))
+
+
+def test_a_secrets_username_read_is_no_credential_read() -> None:
+    user = "kubectl -n billing get secret billing-db -o jsonpath='{.data.username}' | base64 -d"
+    assert "shell.reads_secrets" not in findings(ran(user))
+    password = user.replace(".data.username", ".data.password")
+    assert "shell.reads_secrets" in findings(ran(password))
