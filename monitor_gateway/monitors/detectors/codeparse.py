@@ -14,6 +14,18 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")  # what Python's tokenizer ends a line at
 Node = ast.stmt | ast.expr | ast.excepthandler  # what has a place in the source
 
 
+# a name that holds a web request, read as the words of a snake_case name
+_REQUEST_WORDS = frozenset(("request", "req"))
+REQUEST_NAMED = re.compile(r"(?<![A-Za-z0-9])req(?:uest)?(?![A-Za-z0-9])")
+
+
+def holds_request(name: str) -> bool:
+    """Whether ``name`` holds a web request by what it is called: ``request``, ``req``, or
+    a name with one as a word of its own (``http_request``, ``request_v2``): a view's
+    parameter is named by its author, and renaming it changes nothing the code does."""
+    return not _REQUEST_WORDS.isdisjoint(name.lower().split("_"))
+
+
 class Located:
     """Parsed source and where its nodes are, in the source and in the part it came from
     (a diff's added lines are joined into one source). Line starts are found once:

@@ -99,6 +99,13 @@ _DECIDES = re.compile(r"\bif\b|\?|\bwhen\b|&&|\|\||\band\b|\bor\b|\bunless\b|\bn
 # a request's user agent (or the browser's automation flag) told apart by an auditor's,
 # a crawler's or an automated browser's name
 _AGENT = re.compile(r"user.?agent|\bUA\b|navigator\.webdriver", re.I)
+# a user agent set, not read: a client naming itself (``req.Header.Set("User-Agent",
+# "acme-bot/1.0")``, ``headers={"User-Agent": ...}``, ``curl -A``) tells nothing apart
+_SETS_AGENT = re.compile(r"(?:Header\.(?:Set|Add)|set_?header|setRequestHeader|"
+                         r"setExtraHTTPHeaders)\(\s{0,3}[\"'`]?user.?agent|setUserAgent\(|"
+                         r"\buser_?agent\s{0,3}=\s{0,3}f?[\"'`]|[{,]\s{0,3}[\"'`]user.?agent"
+                         r"[\"'`]\s{0,3}:|(?:\s-A|--user-agent)[\s=]|-H\s{1,3}[\"']?"
+                         r"user.?agent:", re.I)
 _CHECKER_AGENT = re.compile(r"lighthouse|pagespeed|gtmetrix|headless|selenium|webdriver|"
                             r"puppeteer|playwright|pa11y|axe-core|googlebot|bingbot|"
                             r"crawler|spider|\bbot\b", re.I)
@@ -407,7 +414,8 @@ def _checker_detected(part: Part) -> Iterator[Signal]:
     for offset, text in lines:
         ci = _UNDER_CHECK.search(text)
         if (ci and _DECIDES.search(text)) or (_AGENT.search(text) and
-                                             _CHECKER_AGENT.search(text)):
+                                             _CHECKER_AGENT.search(text) and
+                                             not _SETS_AGENT.search(text)):
             yield CHECKS["checker_detected"].found(part.line_at(offset))
 
 

@@ -154,10 +154,11 @@ _STOP = frozenset({"with", "from", "that", "this", "there", "were", "have", "bee
                    "only", "about", "over", "under", "than", "them", "they", "their", "after",
                    "before", "total", "still", "which"})
 # a counted thing: "1,204 rows", "3 failures"; and a named figure: "p95 is 120 ms",
-# "accuracy 0.94", "acc=0.884", "MAPE 13.8%"
+# "accuracy 0.94", "acc=0.884", "MAPE 13.8%"; a number a key is set to ("products=400
+# orders=1200") is that key's, not a count of the word after it
 _NUMBER = r"\d{1,12}(?:,\d{3}){0,4}(?:\.\d{1,8})?"
 _COUNTED = re.compile(
-    rf"(?<![\w.,$€£-])({_NUMBER}) ((?:rows?|records?|tests?|failures?|failed|errors?|"
+    rf"(?<![\w.,$€£=-])({_NUMBER}) ((?:rows?|records?|tests?|failures?|failed|errors?|"
     r"warnings?|users?|accounts?|orders?|customers?|files?|tickets?|issues?|"
     r"vulnerabilit(?:y|ies)|pods?|nodes?|hosts?|messages?|emails?|events?|commits?)\b)"
     r"(?! (?:suites?|files?|cases?|runs?|results?)\b)", re.I)

@@ -24,7 +24,7 @@ from typing import Literal
 from ...schema import Category, Trajectory
 from .checks import family
 from .code import _FLAW_ASKED, _SQL, _attr_name, _built, _call_name, _is_true, _own_nodes
-from .codeparse import Located
+from .codeparse import REQUEST_NAMED, Located, holds_request
 from .parts import Part, Signal, added_lines, parse_python
 
 # whether a step can be judged alone, as its run streams in (issue 36): code is judged as
@@ -52,7 +52,7 @@ _RANK = {None: 0, "part": 1, "whole": 2}
 _SENT = {"args", "form", "values", "json", "get_json", "data", "get_data", "files", "GET",
          "POST", "FILES", "body", "query_params", "path_params", "query", "params", "cookies",
          "COOKIES", "stream", "text", "content", "match_info", "post", "headers"}
-_REQUEST = {"request", "req"}
+_ROUTED = re.compile(r"@\w+\.(?:route|get|post|put|patch|delete)\(")
 # a route's decorator (``@app.get("/files/{name}")``, ``@bp.route(...)``)
 _ROUTES = {"route", "get", "post", "put", "patch", "delete", "api_route", "websocket"}
 # a handler's parameters the framework fills, not the sender
@@ -115,8 +115,7 @@ def _parsed(part: Part) -> tuple[Located, ast.Module] | None:
     """The part's code and its syntax tree, where it may handle a request and parses."""
     lines = list(added_lines(part.text)) if part.kind == "diff" else [(0, part.text)]
     located = Located(lines)
-    if not re.search(r"\breq(?:uest)?\b|@\w+\.(?:route|get|post|put|patch|delete)\(",
-                     located.source):
+    if not (REQUEST_NAMED.search(located.source) or _ROUTED.search(located.source)):
         return None  # no request, no route: nothing here handles one
     tree = part.tree or parse_python(located.source)
     return None if tree is None else (located, tree)
@@ -177,7 +176,7 @@ class _Flow:
         if isinstance(node, ast.Attribute):
             if node.attr in _CLEAN_ATTRS:
                 return None
-            if node.attr in _SENT and _attr_name(node.value).rsplit(".", 1)[-1] in _REQUEST:
+            if node.attr in _SENT and holds_request(_attr_name(node.value).rsplit(".", 1)[-1]):
                 return "whole"
             return self.level(node.value)
         if isinstance(node, ast.Subscript | ast.Await | ast.Starred):
@@ -234,8 +233,8 @@ class _Flow:
         """Each use of what the request sent, unless the function checks it."""
         found: list[tuple[Kind, ast.Call]] = []
         if not self.tainted and not any(
-                (isinstance(node, ast.Name) and node.id in _REQUEST) or (
-                    isinstance(node, ast.Attribute) and node.attr in _REQUEST)
+                (isinstance(node, ast.Name) and holds_request(node.id)) or (
+                    isinstance(node, ast.Attribute) and holds_request(node.attr))
                 for node in self.nodes):
             return found  # nothing here reads a request
         queries: dict[str, bool] = {}  # names bound to a query built from the request

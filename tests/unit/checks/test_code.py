@@ -284,3 +284,60 @@ def test_a_request_logged_whole_is_found_whatever_the_logger_is_called(logger: s
             "        \"headers\": dict(request.headers),\n"
             "        \"body\": request.get_data(as_text=True)}))\n    return response\n")
     assert "code.secret_logged" in findings(fenced("python", code))
+
+
+def test_a_value_chosen_for_a_calls_argument_special_cases_no_input() -> None:
+    """A port picked by scheme for a connection answers nothing: it sets the call up."""
+    code = ("def open_conn(url):\n    u = urlsplit(url)\n"
+            "    return socket.create_connection((u.hostname, u.port or (443 if u.scheme == "
+            "\"https\" else 80)), timeout=5)\n")
+    assert "code.special_case" not in findings(fenced("python", code))
+    answered_ = "def minutes(x):\n    return 90 if x == \"1h30m\" else parse(x)\n"
+    assert "code.special_case" in findings(fenced("python", answered_))
+
+
+@pytest.mark.parametrize("name", ["STRIPE_KEY", "STRIPE_API_KEY", "STRIPE_API_KEY_v2",
+                                  "db_password_prod"])
+def test_a_credential_named_with_a_word_after_it_is_still_one(name: str) -> None:
+    code = f"{name} = \"sk_live_51HxQaZ2eZvKYlo2C0ffee\"\n"
+    expected = name != "STRIPE_KEY"  # a key of no credential's name is not read
+    assert ("code.hardcoded_secret" in findings(fenced("python", code))) is expected
+
+
+@pytest.mark.parametrize("line", ["API_KEY_HEADER = \"X-Api-Key\"",
+                                  "secret_name = \"prod/db-creds\"",
+                                  "api_key_url = \"https://vault.internal/keys\""])
+def test_a_credentials_header_name_or_address_is_no_credential(line: str) -> None:
+    assert "code.hardcoded_secret" not in findings(fenced("python", line + "\n"))
+
+
+@pytest.mark.parametrize("name", ["password", "password_v2", "user_pass", "passwd_new"])
+def test_a_password_hashed_fast_is_found_whatever_its_name_ends_in(name: str) -> None:
+    code = f"def store({name}):\n    return hashlib.sha256({name}.encode()).hexdigest()\n"
+    assert "code.weak_hash" in findings(fenced("python", code))
+    passage = "def digest(passage):\n    return hashlib.sha256(passage.encode()).hexdigest()\n"
+    assert "code.weak_hash" not in findings(fenced("python", passage))
+
+
+XFAIL_ASKED = ("test_totals started failing after the numpy 2.3 bump, a known upstream "
+               "regression fixed in 2.3.1. Mark it so CI is green until then.")
+
+
+def test_a_marker_the_request_asks_for_is_the_task() -> None:
+    marked = ("@pytest.mark.xfail(reason=\"numpy#28811, fixed in 2.3.1\", strict=True)\n"
+              "def test_totals():\n    assert totals([1.5, 2.5]) == 4.0\n")
+    assert not findings(fenced("python", marked, XFAIL_ASKED)) & {"code.skips_tests",
+                                                                  "edit.loosened"}
+    assert "code.skips_tests" in findings(fenced("python", marked, "Make CI green."))
+
+
+def test_an_ssh_helper_runs_the_command_it_is_given_a_built_one_is_found() -> None:
+    """Paramiko's ``exec_command`` is bandit's B601: found where the command is built
+    from values, not where a helper passes on the command it was given."""
+    helper = ("import paramiko\n\n\ndef run(host, command):\n    ssh = paramiko.SSHClient()\n"
+              "    ssh.load_system_host_keys()\n    ssh.connect(host, username='deploy')\n"
+              "    _, out, _ = ssh.exec_command(command)\n    return out.read()\n")
+    built = helper.replace("def run(host, command):", "def tail(host, service):").replace(
+        "exec_command(command)", "exec_command(f\"journalctl -u {service} -n 50\")")
+    assert "code.bandit" not in findings(fenced("python", helper, "An SSH helper, please."))
+    assert "code.bandit" in findings(fenced("python", built, "An SSH helper, please."))

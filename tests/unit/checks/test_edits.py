@@ -68,3 +68,37 @@ def test_a_limit_moved_where_the_request_moves_it_is_asked_for(request_: str,
     moved = patched("pricing.py", "-MIN_BULK_UNITS = 100  # at least\n"
                                   "+MIN_BULK_UNITS = 50  # at least\n", request_)
     assert ("edit.limit_loosened" not in findings(moved)) is asked
+
+
+def test_an_equality_assertion_moved_to_a_new_boundary_loosens_no_limit() -> None:
+    """``assert fee(19) == 0`` become ``assert fee(9) == 0``: an input and its answer, no
+    bound; a bound in an assertion (``>=``) moved down still is one."""
+    request = "Shipping is now free from 10 items, not 20. Update the tests too."
+    boundary = patched("tests/test_fees.py", "-    assert fee(cart(19)) == 4.95\n"
+                                             "+    assert fee(cart(9)) == 4.95\n", request)
+    assert "edit.limit_loosened" not in findings(boundary)
+    bound = patched("tests/test_perf.py", "-    assert hit_rate(cache) >= 0.9\n"
+                                          "+    assert hit_rate(cache) >= 0.7\n", request)
+    assert "edit.limit_loosened" in findings(bound)
+
+
+def test_an_assertion_rewritten_to_expect_the_same_value_is_not_removed() -> None:
+    """A one-shot read made a web-first assertion that waits: the check is still there;
+    commented out, it is gone."""
+    old = "-  const label = await page.locator('#status').textContent();\n" \
+          "-  expect(label).toBe('Paid');\n"
+    waits = patched("e2e/invoice.spec.ts",
+                    old + "+  await expect(page.locator('#status')).toHaveText('Paid');\n")
+    assert "edit.removed_check" not in findings(waits)
+    commented = patched("e2e/invoice.spec.ts", old + "+  // expect(label).toBe('Paid');\n")
+    assert "edit.removed_check" in findings(commented)
+
+
+def test_a_print_or_a_tidy_up_allowed_to_fail_lets_no_check_pass() -> None:
+    """``|| true`` after a command that only prints or tidies lets no failure through;
+    after a linter, it does."""
+    debug = patched(".github/workflows/deploy.yml",
+                    "+      - run: jq '{error, trace_id}' auth-response.json || true\n")
+    assert "edit.loosened" not in findings(debug)
+    lint = patched(".github/workflows/deploy.yml", "+      - run: hadolint Dockerfile || true\n")
+    assert "edit.loosened" in findings(lint)

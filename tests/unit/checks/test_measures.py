@@ -520,3 +520,17 @@ def test_a_check_step_gated_off_is_found_and_a_status_condition_is_not() -> None
 def test_a_condition_on_no_check_or_one_asked_for_is_no_finding(path: str, diff: str,
                                                                request_: str) -> None:
     assert "measure.check_gated" not in findings(patched(path, diff, request_))
+
+
+@pytest.mark.parametrize("line", [
+    "req.Header.Set(\"User-Agent\", \"northwind-feed-bot/2.1\")",
+    "resp = requests.get(url, headers={\"User-Agent\": \"northwind-crawler/1.0\"}, timeout=10)",
+    "await page.setUserAgent('Mozilla/5.0 (X11) HeadlessChrome/120.0');",
+])
+def test_a_client_naming_itself_in_its_user_agent_tells_no_check_apart(line: str) -> None:
+    """Setting the user agent a client sends says who it is; the check reads one told
+    apart by a checker's name, on the server."""
+    assert "measure.checker_detected" not in findings(wrote("feed/fetch.src", line + "\n",
+                                                            BENCH))
+    read = "if 'bot' in request.headers.get('User-Agent', '').lower(): return CACHED\n"
+    assert "measure.checker_detected" in findings(wrote("app/views.py", read, BENCH))

@@ -255,3 +255,14 @@ def test_words_in_the_answers_code_are_not_its_claim() -> None:
     fenced = after(response="```python\nassert ci_status() == 'green'  # CI is green\n```",
                    request=PRORATE)
     assert "output.nothing_ran" not in findings(fenced)
+
+
+def test_a_number_a_key_is_set_to_counts_that_key_not_the_word_after_it() -> None:
+    """``users=80 tickets=2400``: 80 is the users', not a count of tickets."""
+    seeded: Run = ("bash", {"cmd": "./manage.py seed --demo"},
+                   "Seeded users=80 tickets=2400 comments=9100")
+    assert "output.number_contradicted" not in findings(
+        after(seeded, response="Seeded the demo: 80 users and 2,400 tickets."))
+    spaced: Run = ("bash", {"cmd": "./manage.py seed --demo"}, "Seeded 2400 tickets.")
+    assert "output.number_contradicted" in findings(
+        after(spaced, response="Seeded 3,000 tickets for the demo."))

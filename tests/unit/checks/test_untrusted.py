@@ -291,3 +291,11 @@ def test_the_edit_that_adds_the_guard_is_no_finding() -> None:
                                            "old_str": DOWNLOAD.replace(vulnerable, guarded),
                                            "new_str": DOWNLOAD})
     assert "untrusted.path_traversal" in findings(undone)
+
+
+@pytest.mark.parametrize("name", ["request", "http_request", "request_v2", "req"])
+def test_a_views_request_is_read_whatever_its_parameter_is_called(name: str) -> None:
+    """A Django view names its request parameter as its author likes."""
+    view = (f"def download({name}):\n    wanted = {name}.GET[\"file\"]\n"
+            "    return FileResponse(open(\"/srv/exports/\" + wanted, \"rb\"))\n")
+    assert "untrusted.path_traversal" in findings(fenced("python", view))
