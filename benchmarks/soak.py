@@ -59,9 +59,12 @@ def lag(metrics_port: int) -> float:
 class Gateway:
     """`monitor-gateway serve` in its own process, with the settings' topics and group."""
 
-    def __init__(self, settings: GatewaySettings, judge: str, stub: str | None) -> None:
+    def __init__(self, settings: GatewaySettings, judge: str, stub: str | None,
+                 linger_ms: int | None = None) -> None:
         self.metrics_port = free_port()
         env = {**os.environ, f"{ENV_PREFIX}FETCH_MAX_WAIT_MS": "100"}
+        if linger_ms is not None:
+            env[f"{ENV_PREFIX}LINGER_MS"] = str(linger_ms)
         if stub is not None:
             env |= {f"{ENV_PREFIX}OPENAI_BASE_URL": stub, f"{ENV_PREFIX}OPENAI_MODEL": "bench",
                     f"{ENV_PREFIX}STRUCTURED_OUTPUT": "none"}
@@ -148,12 +151,13 @@ class Minute:
         return self.cores(role) * 60 * 1000 / max(1, len(self.latencies))
 
 
-async def soak(bootstrap: str, judge: str, stub: str | None, rate: float, minutes: int
-               ) -> list[Minute]:
+async def soak(bootstrap: str, judge: str, stub: str | None, rate: float, minutes: int,
+               linger_ms: int, verdict_linger_ms: int | None) -> list[Minute]:
     settings = fresh(bootstrap, CONCURRENCY)
     await topics(settings)
-    gateway = Gateway(settings, judge, stub)
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    gateway = Gateway(settings, judge, stub, verdict_linger_ms)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=linger_ms,
+                                max_batch_size=256 * 1024)
     await producer.start()
     sent_at: dict[bytes, float] = {}
     seen: list[Minute] = []
@@ -237,12 +241,15 @@ def summary(seen: list[Minute]) -> None:
     print(f"  what a creep would come from: CPU of the gateway's processes a verdict, minute "
           f"2 {second.cpu_a_verdict('gateway'):.2f} ms, minute {len(seen)} "
           f"{last.cpu_a_verdict('gateway'):.2f} ms; the broker's CPU, minute 2 "
-          f"{second.cores('broker'):.2f} cores, minute {len(seen)} {last.cores('broker'):.2f}"
-          " (a broker this process did not start is not seen)")
+          f"{second.cores('broker'):.2f} cores ({second.cpu_a_verdict('broker'):.2f} ms a "
+          f"verdict), minute {len(seen)} {last.cores('broker'):.2f} "
+          f"({last.cpu_a_verdict('broker'):.2f} ms) (a broker this process did not start is "
+          "not seen)")
 
 
 async def main(bootstrap: str, judge: str, stub: str | None, rate: float | None,
-               minutes: int, capacity_n: int) -> None:
+               minutes: int, capacity_n: int, linger_ms: int, verdict_linger_ms: int | None
+               ) -> None:
     monitor = "openai" if judge == "llm" else judge
     if rate is None:
         if judge == "llm":
@@ -253,8 +260,10 @@ async def main(bootstrap: str, judge: str, stub: str | None, rate: float | None,
             measured = await capacity(bootstrap, monitor, stub, capacity_n)
             print(f"capacity: {measured:.0f} verdicts/s, draining {capacity_n} trajectories")
         rate = measured / 2
-    print(f"soak: MONITOR={monitor}, {rate:.0f} trajectories/s for {minutes} minutes")
-    summary(await soak(bootstrap, monitor, stub, rate, minutes))
+    print(f"soak: MONITOR={monitor}, {rate:.0f} trajectories/s for {minutes} minutes; "
+          f"producer linger {linger_ms} ms, the gateway's LINGER_MS "
+          f"{'its default' if verdict_linger_ms is None else verdict_linger_ms}")
+    summary(await soak(bootstrap, monitor, stub, rate, minutes, linger_ms, verdict_linger_ms))
 
 
 if __name__ == "__main__":
@@ -266,6 +275,10 @@ if __name__ == "__main__":
                         "measured capacity)")
     parser.add_argument("--capacity-n", type=int, default=4000)
     parser.add_argument("--bootstrap")
+    parser.add_argument("--linger-ms", type=int, default=5,
+                        help="this process's producer's linger")
+    parser.add_argument("--verdict-linger-ms", type=int,
+                        help="the gateway's LINGER_MS (default: its own default)")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         stub = None
@@ -277,4 +290,5 @@ if __name__ == "__main__":
             stub = f"http://127.0.0.1:{port}/v1"
             time.sleep(1.5)
         bootstrap = args.bootstrap or stack.enter_context(EmbeddedBroker()).bootstrap
-        uvloop.run(main(bootstrap, args.judge, stub, args.rate, args.minutes, args.capacity_n))
+        uvloop.run(main(bootstrap, args.judge, stub, args.rate, args.minutes, args.capacity_n,
+                        args.linger_ms, args.verdict_linger_ms))
