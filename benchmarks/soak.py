@@ -13,7 +13,15 @@ Targets: resident memory grows by at most 10% between minute 2 and the last minu
 gateway's processes hold at most 300 MB together, and the last minute's p99 latency is
 within 1.5 times the second minute's.
 
+The producers batch, as a production producer under steady load does: this process's
+lingers 100 ms and the gateway's (LINGER_MS) 50 ms, both inside the latency measured. The
+embedded broker keeps every batch as an object and lists all of a partition's objects on
+every fetch that finds new records (benchmarks/broker_fetch.py measures it), so its CPU
+grows with the batches held; with one batch a partition every 20 ms tick (run 51's 5 ms)
+it took a whole core within three minutes, on the gateway's cores.
+
     python benchmarks/soak.py [--minutes 10] [--judge offline|llm] [--rate N]
+        [--linger-ms MS] [--verdict-linger-ms MS]
 """
 
 from __future__ import annotations
@@ -275,10 +283,10 @@ if __name__ == "__main__":
                         "measured capacity)")
     parser.add_argument("--capacity-n", type=int, default=4000)
     parser.add_argument("--bootstrap")
-    parser.add_argument("--linger-ms", type=int, default=5,
-                        help="this process's producer's linger")
-    parser.add_argument("--verdict-linger-ms", type=int,
-                        help="the gateway's LINGER_MS (default: its own default)")
+    parser.add_argument("--linger-ms", type=int, default=100,
+                        help="this process's producer's linger (run 51: 5)")
+    parser.add_argument("--verdict-linger-ms", type=int, default=50,
+                        help="the gateway's LINGER_MS (run 51: its default, 5)")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         stub = None
