@@ -68,7 +68,7 @@ class Gateway:
     """`monitor-gateway serve` in its own process, with the settings' topics and group."""
 
     def __init__(self, settings: GatewaySettings, judge: str, stub: str | None,
-                 linger_ms: int | None = None) -> None:
+                 linger_ms: int | None = None) -> None:  # None: the gateway's default
         self.metrics_port = free_port()
         env = {**os.environ, f"{ENV_PREFIX}FETCH_MAX_WAIT_MS": "100"}
         if linger_ms is not None:
@@ -160,7 +160,7 @@ class Minute:
 
 
 async def soak(bootstrap: str, judge: str, stub: str | None, rate: float, minutes: int,
-               linger_ms: int, verdict_linger_ms: int | None) -> list[Minute]:
+               linger_ms: int, verdict_linger_ms: int) -> list[Minute]:
     settings = fresh(bootstrap, CONCURRENCY)
     await topics(settings)
     gateway = Gateway(settings, judge, stub, verdict_linger_ms)
@@ -256,8 +256,7 @@ def summary(seen: list[Minute]) -> None:
 
 
 async def main(bootstrap: str, judge: str, stub: str | None, rate: float | None,
-               minutes: int, capacity_n: int, linger_ms: int, verdict_linger_ms: int | None
-               ) -> None:
+               minutes: int, capacity_n: int, linger_ms: int, verdict_linger_ms: int) -> None:
     monitor = "openai" if judge == "llm" else judge
     if rate is None:
         if judge == "llm":
@@ -269,8 +268,7 @@ async def main(bootstrap: str, judge: str, stub: str | None, rate: float | None,
             print(f"capacity: {measured:.0f} verdicts/s, draining {capacity_n} trajectories")
         rate = measured / 2
     print(f"soak: MONITOR={monitor}, {rate:.0f} trajectories/s for {minutes} minutes; "
-          f"producer linger {linger_ms} ms, the gateway's LINGER_MS "
-          f"{'its default' if verdict_linger_ms is None else verdict_linger_ms}")
+          f"producer linger {linger_ms} ms, the gateway's LINGER_MS {verdict_linger_ms} ms")
     summary(await soak(bootstrap, monitor, stub, rate, minutes, linger_ms, verdict_linger_ms))
 
 
