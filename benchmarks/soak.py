@@ -13,7 +13,15 @@ Targets: resident memory grows by at most 10% between minute 2 and the last minu
 gateway's processes hold at most 300 MB together, and the last minute's p99 latency is
 within 1.5 times the second minute's.
 
+The producers batch, as a production producer under steady load does: this process's
+lingers 100 ms and the gateway's (LINGER_MS) 50 ms, both inside the latency measured. The
+embedded broker keeps every batch as an object and lists all of a partition's objects on
+every fetch that finds new records (benchmarks/broker_fetch.py measures it), so its CPU
+grows with the batches held; with one batch a partition every 20 ms tick (run 51's 5 ms)
+it took a whole core within three minutes, on the gateway's cores.
+
     python benchmarks/soak.py [--minutes 10] [--judge offline|llm] [--rate N]
+        [--linger-ms MS] [--verdict-linger-ms MS]
 """
 
 from __future__ import annotations
@@ -59,9 +67,12 @@ def lag(metrics_port: int) -> float:
 class Gateway:
     """`monitor-gateway serve` in its own process, with the settings' topics and group."""
 
-    def __init__(self, settings: GatewaySettings, judge: str, stub: str | None) -> None:
+    def __init__(self, settings: GatewaySettings, judge: str, stub: str | None,
+                 linger_ms: int | None = None) -> None:  # None: the gateway's default
         self.metrics_port = free_port()
         env = {**os.environ, f"{ENV_PREFIX}FETCH_MAX_WAIT_MS": "100"}
+        if linger_ms is not None:
+            env[f"{ENV_PREFIX}LINGER_MS"] = str(linger_ms)
         if stub is not None:
             env |= {f"{ENV_PREFIX}OPENAI_BASE_URL": stub, f"{ENV_PREFIX}OPENAI_MODEL": "bench",
                     f"{ENV_PREFIX}STRUCTURED_OUTPUT": "none"}
@@ -148,12 +159,13 @@ class Minute:
         return self.cores(role) * 60 * 1000 / max(1, len(self.latencies))
 
 
-async def soak(bootstrap: str, judge: str, stub: str | None, rate: float, minutes: int
-               ) -> list[Minute]:
+async def soak(bootstrap: str, judge: str, stub: str | None, rate: float, minutes: int,
+               linger_ms: int, verdict_linger_ms: int) -> list[Minute]:
     settings = fresh(bootstrap, CONCURRENCY)
     await topics(settings)
-    gateway = Gateway(settings, judge, stub)
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    gateway = Gateway(settings, judge, stub, verdict_linger_ms)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=linger_ms,
+                                max_batch_size=256 * 1024)
     await producer.start()
     sent_at: dict[bytes, float] = {}
     seen: list[Minute] = []
@@ -237,12 +249,14 @@ def summary(seen: list[Minute]) -> None:
     print(f"  what a creep would come from: CPU of the gateway's processes a verdict, minute "
           f"2 {second.cpu_a_verdict('gateway'):.2f} ms, minute {len(seen)} "
           f"{last.cpu_a_verdict('gateway'):.2f} ms; the broker's CPU, minute 2 "
-          f"{second.cores('broker'):.2f} cores, minute {len(seen)} {last.cores('broker'):.2f}"
-          " (a broker this process did not start is not seen)")
+          f"{second.cores('broker'):.2f} cores ({second.cpu_a_verdict('broker'):.2f} ms a "
+          f"verdict), minute {len(seen)} {last.cores('broker'):.2f} "
+          f"({last.cpu_a_verdict('broker'):.2f} ms) (a broker this process did not start is "
+          "not seen)")
 
 
 async def main(bootstrap: str, judge: str, stub: str | None, rate: float | None,
-               minutes: int, capacity_n: int) -> None:
+               minutes: int, capacity_n: int, linger_ms: int, verdict_linger_ms: int) -> None:
     monitor = "openai" if judge == "llm" else judge
     if rate is None:
         if judge == "llm":
@@ -253,8 +267,9 @@ async def main(bootstrap: str, judge: str, stub: str | None, rate: float | None,
             measured = await capacity(bootstrap, monitor, stub, capacity_n)
             print(f"capacity: {measured:.0f} verdicts/s, draining {capacity_n} trajectories")
         rate = measured / 2
-    print(f"soak: MONITOR={monitor}, {rate:.0f} trajectories/s for {minutes} minutes")
-    summary(await soak(bootstrap, monitor, stub, rate, minutes))
+    print(f"soak: MONITOR={monitor}, {rate:.0f} trajectories/s for {minutes} minutes; "
+          f"producer linger {linger_ms} ms, the gateway's LINGER_MS {verdict_linger_ms} ms")
+    summary(await soak(bootstrap, monitor, stub, rate, minutes, linger_ms, verdict_linger_ms))
 
 
 if __name__ == "__main__":
@@ -266,6 +281,10 @@ if __name__ == "__main__":
                         "measured capacity)")
     parser.add_argument("--capacity-n", type=int, default=4000)
     parser.add_argument("--bootstrap")
+    parser.add_argument("--linger-ms", type=int, default=100,
+                        help="this process's producer's linger (run 51: 5)")
+    parser.add_argument("--verdict-linger-ms", type=int, default=50,
+                        help="the gateway's LINGER_MS (run 51: its default, 5)")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         stub = None
@@ -277,4 +296,5 @@ if __name__ == "__main__":
             stub = f"http://127.0.0.1:{port}/v1"
             time.sleep(1.5)
         bootstrap = args.bootstrap or stack.enter_context(EmbeddedBroker()).bootstrap
-        uvloop.run(main(bootstrap, args.judge, stub, args.rate, args.minutes, args.capacity_n))
+        uvloop.run(main(bootstrap, args.judge, stub, args.rate, args.minutes, args.capacity_n,
+                        args.linger_ms, args.verdict_linger_ms))

@@ -12,7 +12,8 @@ from paths import ROOT
 BENCHMARKS = ROOT / "benchmarks"
 
 
-@pytest.mark.parametrize("name", ["throughput", "llm_throughput", "offline", "soak", "steps"])
+@pytest.mark.parametrize("name", ["throughput", "llm_throughput", "offline", "soak", "steps",
+                                  "broker_fetch"])
 def test_the_benchmark_imports(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     module = importlib.import_module(name)
