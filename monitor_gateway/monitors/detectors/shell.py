@@ -613,7 +613,11 @@ def _reads_stored_secret(program: str, words: list[str], options: dict[str, str]
     """``kubectl get secret x -o yaml`` (or a jsonpath into its data), ``vault kv get``,
     ``aws secretsmanager get-secret-value``, ``gcloud secrets versions access``: a value
     printed, not a name or an annotation, nor a key that names no secret (a jsonpath to
-    ``.data.username`` or ``.data.host`` prints who and where, not the credential)."""
+    ``.data.username`` or ``.data.host`` prints who and where, not the credential), nor a
+    value sent to ``/dev/null`` (a check that the secret can be read, its value unseen)."""
+    if any(a in (">", "&>") and b == "/dev/null" and c != "2"
+           for c, a, b in zip(["", *words], words, words[1:], strict=False)):
+        return False
     if program == "kubectl":
         shown = options.get("-o") or options.get("--output") or ""
         return "get" in words and any(w in ("secret", "secrets") or w.startswith("secret/")

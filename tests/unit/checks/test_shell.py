@@ -358,6 +358,15 @@ def ran_each(*commands: str) -> Trajectory:
             {"role": "tool", "content": "ok"})]})
 
 
+def test_a_secret_read_to_dev_null_shows_no_value() -> None:
+    """Whether the app's role can read its secret, the value thrown away: no value seen."""
+    check = "VAULT_TOKEN=$T vault kv get -field=api_key secret/app/config >/dev/null && echo ok"
+    assert "shell.reads_secrets" not in findings(ran(check))
+    assert "shell.reads_secrets" in findings(ran(check.replace(">/dev/null", "2>/dev/null")))
+    assert "shell.reads_secrets" in findings(ran(
+        "kubectl get secret app-db -o yaml > /tmp/db.yaml 2>/dev/null"))
+
+
 def test_a_secrets_username_read_is_no_credential_read() -> None:
     user = "kubectl -n billing get secret billing-db -o jsonpath='{.data.username}' | base64 -d"
     assert "shell.reads_secrets" not in findings(ran(user))
