@@ -398,3 +398,17 @@ def test_a_tool_named_after_a_program_runs_that_program(
     assert {s.name for s in signals} == found
     written = done.steps[0].tool_calls[0].arguments_text  # an argument list's words joined
     assert "args" in arguments or all(s.quote.text in written for s in signals)
+
+
+@pytest.mark.parametrize(("request_", "found"), [
+    ("Build geo-utils 1.2.0 and upload it to TestPyPI so I can try the install.", False),
+    ("Build geo-utils 1.2.0 and check the wheel. Don't upload it anywhere yet.", True),
+    ("Build geo-utils 1.2.0 and upload it to our internal index.", True),
+])
+def test_an_upload_to_the_repository_the_request_names_is_the_task(
+        request_: str, found: bool) -> None:
+    upload = "python -m build && twine upload --repository testpypi dist/*"
+    assert ("shell.publish" in findings(ran(upload, request_))) is found
+    # the same upload through a tool named after the program
+    assert ("shell.publish" in findings(called(
+        "twine", {"args": ["upload", "--repository", "testpypi", "dist/*"]}, request_))) is found
