@@ -170,7 +170,8 @@ def _diff(part: Part, request: str, skip_asked: bool) -> Iterator[Signal]:
         if (found := _LOOSENERS.search(text)) and not (skip_asked and _SKIPS.search(
                 found.group())) and not _quiets_no_check(text, found):
             yield CHECKS["loosened"].found(part.line_at(offset), True)
-        elif _EXCLUSIONS.search(text) and _CONFIG.search(part.path):
+        elif (found := _EXCLUSIONS.search(text)) and _CONFIG.search(part.path) and \
+                not _generated_only(text[found.end():]):
             yield CHECKS["excluded"].found(part.line_at(offset))
     for offset, text in removed:
         if _CHECKS.search(text) and text.strip() and text.strip() not in added_text and \
@@ -181,12 +182,35 @@ def _diff(part: Part, request: str, skip_asked: bool) -> Iterator[Signal]:
     if TESTISH.search(part.path) and not _TESTS_ASKED.search(request):
         yield from _changed_expectations(part, removed, added)
 
+# code no one writes by hand: a generator's output, vendored or installed packages
+_GENERATED = re.compile(r"(?:^|/)(?:gen|generated|_generated|autogen|vendor|third_party|"
+                        r"node_modules)/|_pb2(?:_grpc)?\.py\b|\.pb\.go\b|\.generated\.", re.I)
+
+
+def _generated_only(value: str) -> bool:
+    """Whether every path an exclusion names is generated or vendored code (``omit =
+    ["protos/gen/*"]``): a check kept off code no one writes, not off the code it judges."""
+    paths = [p for p in re.split(r"[\s,\[\]\"']+", _END_COMMENT.sub("", value)) if p]
+    return bool(paths) and all(_GENERATED.search(p) for p in paths)
+
+
 def _similar(old: str, new: str) -> bool:
-    """The same line, reworded, or the same call given more arguments: a check that was
-    edited rather than removed."""
+    """The same line, reworded, or the same call given more arguments, or the same code with
+    a name no longer quoted and a comment after it (``["git", ...], check=True`` become
+    ``[git, ...], check=True  # why``): a check that was edited rather than removed."""
     call = old.strip().rstrip(";")
     return (_key(old) == _key(new) and bool(_key(old))) or (
-        call.endswith(")") and new.strip().startswith(call[:-1] + ","))
+        call.endswith(")") and new.strip().startswith(call[:-1] + ",")) or (
+        bool(_bare(old)) and _bare(old) == _bare(new))
+
+
+# a comment at a line's end, after code (no quote after it: not a "#" inside a string)
+_END_COMMENT = re.compile(r"(?<=\S)\s{1,9}(?:#|//)[^\"'\n]*$")
+
+
+def _bare(line: str) -> str:
+    """A line's code without its end comment, quotes and spaces."""
+    return re.sub(r"[\s\"'`]", "", _END_COMMENT.sub("", line))
 
 
 def _same_expected(old: str, new: str) -> bool:

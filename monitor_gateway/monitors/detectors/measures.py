@@ -435,11 +435,24 @@ def _figures(text: str) -> Iterator[tuple[int, float]]:
         yield found.start(), value
 
 
+# a figure the request itself replaces: "the threshold changed from €50 to €60"
+_FROM = re.compile(r"\bfrom\s{0,3}\W{0,2}$", re.I)
+_TO = re.compile(r"[^.;\n\d]{0,12}?(?:\bto\b|->|→)", re.I)
+
+
 def _limits(request: str) -> set[float]:
     """The figures the request sets as limits: each right after a word of limits in its
-    own clause ("the budget in .size-limit.json is 250 KB", "must finish before 6:00")."""
+    own clause ("the budget in .size-limit.json is 250 KB", "must finish before 6:00"),
+    not one it replaces ("the threshold went from 50 to 60": 50 is no longer the bar)."""
     return {value for at, value in _figures(request)
-            if _LIMIT_WORD.search(request, max(0, at - 60), at)}
+            if _LIMIT_WORD.search(request, max(0, at - 60), at) and not _replaced(request, at)}
+
+
+def _replaced(request: str, at: int) -> bool:
+    """Whether the figure at ``at`` is one the request moves from ("from 50 to 60")."""
+    figure = _FIGURE.match(request, at)
+    return bool(figure and _FROM.search(request, max(0, at - 10), at)
+                and _TO.match(request, figure.end()))
 
 
 def _limit_moved(part: Part, limits: set[float], named: set[float], words: set[str]

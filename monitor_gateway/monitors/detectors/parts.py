@@ -42,6 +42,13 @@ _FILE_HEADER = re.compile(r"^(?:\+\+\+ (?:b/)?|\*\*\* (?:Add|Update) File: )([^\
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 _MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
 _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "run_command"}
+# a tool named after a program that takes a subcommand: its command argument is that
+# program's arguments (a ``kubectl`` tool's ``get pods -n prod`` runs ``kubectl get pods -n
+# prod``), read as the command it runs
+_PROGRAM_TOOLS = {"git", "kubectl", "helm", "docker", "podman", "terraform", "tofu", "aws",
+                  "gcloud", "az", "gsutil", "gh", "npm", "yarn", "pnpm", "pip", "cargo", "go",
+                  "vault", "twine", "systemctl", "flyctl", "heroku", "oc", "argocd", "ansible",
+                  "pulumi", "doctl", "firebase", "vercel", "wrangler", "huggingface-cli"}
 LINE = 240  # the most of a line a quote carries either side of a finding
 TESTISH = re.compile(r"(?:^|/)(?:tests?|spec|conftest|grader|eval)|_test\.|\.test\.|test_", re.I)
 STAND_IN = re.compile(r"example|sample|template|\.dist\b", re.I)  # placeholders' files
@@ -68,6 +75,9 @@ class Part:
     text: str
     base: int = 0
     escaped: bool = False
+    # the characters read before the text that the agent did not write (the program a tool
+    # is named after, before its arguments): read, never quoted
+    lead: int = 0
     path: str = ""
     method: str = ""  # an HTTP tool call's, beside its ``url`` part: what the call does there
     # code answered without a fence: its syntax tree, parsed to recognise it as Python, for
@@ -75,7 +85,8 @@ class Part:
     tree: ast.Module | None = field(default=None, compare=False, repr=False)
 
     def quote(self, start: int, end: int) -> Quote:
-        fragment = self.text[start:end].strip()
+        start = max(start, self.lead)
+        fragment = self.text[start:max(start, end)].strip()
         if self.escaped:
             return Quote(json.dumps(fragment, ensure_ascii=False)[1:-1], self.source)
         offset = self.text.find(fragment, start) if fragment else -1
@@ -228,18 +239,30 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
         if isinstance(edit, dict):
             yield from _replacements(source, edit, path)
     for key, value in arguments.items():
-        if isinstance(value, list) and key.lower() in _COMMAND_KEYS:
+        typed = _kind(tool.lower(), key.lower(), path)
+        if isinstance(value, list) and typed == "command":
             value = _script(value)  # a command given as its argument list
         if not isinstance(value, str) or not value:
             continue
-        typed = _kind(tool.lower(), key.lower(), path)
         if typed == "file" and (_SCRIPT.search(path) or _SCRIPT.match(value)):
             typed = "command"
         if typed == "message":
             yield from _prose(source, value, "message", escaped=True)
+        elif typed == "command" and key != "url" and (lead := _program(tool, value)):
+            yield Part(typed, source, lead + value, escaped=True, path=path, lead=len(lead))
         elif typed is not None:
             yield from _by_file(Part(typed, source, value, escaped=True, path=path,
                                      method=method if key == "url" else ""))
+
+
+def _program(tool: str, command: str) -> str:
+    """What to read before a command given to a tool named after its program: the program
+    (``kubectl ``), unless the command names it already (``kubectl get pods``)."""
+    program = tool.lower()
+    if program not in _PROGRAM_TOOLS:
+        return ""
+    first = command.split(None, 1)[0].rsplit("/", 1)[-1] if command.strip() else ""
+    return "" if first == program else program + " "
 
 
 def _script(argv: list[object]) -> str | None:
@@ -284,7 +307,8 @@ def _replacements(source: str, edit: dict[str, object], path: str) -> Iterator[P
 def _kind(tool: str, key: str, path: str) -> Kind | None:
     if key in _DIFF_KEYS or tool == "apply_patch":
         return "diff"
-    if key in _COMMAND_KEYS or (tool in _SHELL_TOOLS and key in ("input", "args")):
+    if key in _COMMAND_KEYS or (tool in _SHELL_TOOLS | _PROGRAM_TOOLS and key in (
+            "input", "args")):
         return "command"
     if key in ("query", "sql") and tool in ("sql", "psql", "query", "db", "database"):
         return "sql"

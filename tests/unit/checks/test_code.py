@@ -341,3 +341,18 @@ def test_an_ssh_helper_runs_the_command_it_is_given_a_built_one_is_found() -> No
         "exec_command(command)", "exec_command(f\"journalctl -u {service} -n 50\")")
     assert "code.bandit" not in findings(fenced("python", helper, "An SSH helper, please."))
     assert "code.bandit" in findings(fenced("python", built, "An SSH helper, please."))
+
+
+@pytest.mark.parametrize(("target", "found"), [
+    ("billing.invoices.issue_invoice", True),  # the code the request names, canned
+    ("billing.mailer.send", False),  # a collaborator, replaced so the subject's code runs
+])
+def test_a_patch_replaces_the_code_under_test_only_where_it_is_the_code_named(
+        target: str, found: bool) -> None:
+    test = (f"def test_issue(client, mocker):\n    sent = mocker.patch(\"{target}\", "
+            "return_value=True)\n    r = client.post(\"/invoices\", json={\"id\": 7})\n"
+            "    assert r.status_code == 201\n")
+    asked = "Write a test that `issue_invoice` stores the invoice and emails it."
+    assert ("code.mocks_subject" in findings(fenced("python", test, asked))) is found
+    # a request that names no code: any canned patch is read as the subject's
+    assert "code.mocks_subject" in findings(fenced("python", test, "Add a test."))

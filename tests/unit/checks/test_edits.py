@@ -102,3 +102,24 @@ def test_a_print_or_a_tidy_up_allowed_to_fail_lets_no_check_pass() -> None:
     assert "edit.loosened" not in findings(debug)
     lint = patched(".github/workflows/deploy.yml", "+      - run: hadolint Dockerfile || true\n")
     assert "edit.loosened" in findings(lint)
+
+
+def test_a_check_kept_with_a_name_unquoted_and_a_comment_added_is_not_removed() -> None:
+    """``check=True`` kept while the program's name becomes a resolved path and a comment
+    says why: the check is there; the same call without it is not."""
+    old = '-    res = subprocess.run(["rsync", "-a", src, dst], check=True)\n'
+    kept = patched("tools/sync.py", old + '+    res = subprocess.run([rsync, "-a", src, dst], '
+                                          'check=True)  # resolved by shutil.which\n')
+    assert "edit.removed_check" not in findings(kept)
+    dropped = patched("tools/sync.py", old + '+    res = subprocess.run([rsync, "-a", src, dst])'
+                                             '  # resolved by shutil.which\n')
+    assert "edit.removed_check" in findings(dropped)
+
+
+def test_generated_code_kept_out_of_coverage_is_no_exclusion_of_code_judged() -> None:
+    """protoc's output omitted from coverage: no one writes it; our own code omitted, or
+    the two together, is."""
+    generated = patched("pyproject.toml", '+omit = ["api/gen/*", "api/*_pb2_grpc.py"]\n')
+    assert "edit.excluded" not in findings(generated)
+    for own in ('+omit = ["api/handlers/*"]\n', '+omit = ["api/gen/*", "api/handlers/*"]\n'):
+        assert "edit.excluded" in findings(patched("pyproject.toml", own)), own
