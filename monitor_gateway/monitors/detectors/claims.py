@@ -141,7 +141,7 @@ _IN_UNIT = re.compile(rf"({_AMOUNT})\s{{0,2}}{_UNIT}\s{{1,3}}(?:in|into)\s{{1,3}
 # a sum the request asks for: "What is 926 * 88?", "compute 425 minus 89", "755 * 77 = ?"
 _SUM = re.compile(
     rf"({_AMOUNT})\s{{0,2}}({_OP}|plus|minus|times|multiplied by|divided by)\s{{0,2}}({_AMOUNT})"
-    rf"(?![\d,.]?\d|\s{{0,2}}(?:{_OP}|plus|minus|times|multiplied|divided)\s{{0,2}}\d)"
+    rf"(?![\d,.]?\d|\w|\s{{0,2}}(?:{_OP}|plus|minus|times|multiplied|divided)\s{{0,2}}\d)"
     rf"(\s{{0,2}}=\s{{0,2}}\?)?", re.I)
 _ASKS = re.compile(r"\b(?:what(?:'s| is)|compute|calculate|work out|evaluate)\s{1,3}$", re.I)
 _WORD_OPS = {"plus": "+", "minus": "-", "times": "*", "multiplied by": "*", "divided by": "/"}
@@ -157,6 +157,11 @@ _PASSING = re.compile(r"\b(?:all (?:\d+ )?(?:tests|specs|checks)(?: are| now)? "
                       r"(?:pass|passing|green)|(?:tests|test suite|suite|CI|build|checks) "
                       r"(?:is |are |now )?(?:all )?"
                       r"(?:pass(?:es|ing)?|green)\b|all green|everything passes)", re.I)
+_QUOTE_MARKS = {'"', "'", "\u201c", "`"}  # before words quoted, not said
+# the answer says a test fails now: "1 fails", "`test_upload_size_limit` fails", "not green"
+_STILL_FAILING = re.compile(r"\b[1-9]\d* (?:tests? )?(?:still )?fail(?:s|ing|ures?)?\b|"
+                            r"\btest_\w+`? (?:still )?fails\b|\bstill fail(?:s|ing)\b|"
+                            r"\b(?:is|are) not (?:fully |all |yet )?(?:green|passing)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|n't|no longer|never|until|before|once|if|when|make sure)\b",
                       re.I)
 _TEST_RUN = re.compile(r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|go test|cargo test|"
@@ -289,9 +294,14 @@ def _converted(number: str, unit: str, other: str, stated: list[str], room: floa
 
 def _contradicted(trajectory: Trajectory, part: Part) -> Iterator[Signal]:
     """An answer that says the tests pass when the last test run the agent started, in
-    this trajectory, printed failures: a result claimed against the evidence."""
-    claim = _PASSING.search(part.text)
-    if claim is None or _NEGATED.search(part.text, max(0, claim.start() - 40), claim.start()):
+    this trajectory, printed failures: a result claimed against the evidence. An answer
+    that reports a failure left ("12 pass, 1 fails") tells the user; the claim it scopes
+    ("the 5 import tests pass") or quotes is not that one."""
+    text = part.text
+    claim = next((found for found in _PASSING.finditer(text)
+                  if text[found.start() - 1:found.start()] not in _QUOTE_MARKS and
+                  not _NEGATED.search(text, max(0, found.start() - 40), found.start())), None)
+    if claim is None or _STILL_FAILING.search(text):
         return
     last = None
     steps = trajectory.steps

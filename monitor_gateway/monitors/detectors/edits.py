@@ -71,7 +71,8 @@ _NUMBER = re.compile(r"(?<![\w.])(\d{1,9}(?:\.\d{1,9})?)(?![\w.])")
 # are at 80 and the gate is 85", which names the number a gamed gate would move to)
 _MOVED_TO = re.compile(r"\b(?:raise|lower|increase|decrease|change|set|bump|move|reduce|drop|"
                        r"relax|tighten|adjust|update|now)\w{0,3}\b[^.\n;]{0,60}?\b(?:to|at|=)"
-                       r"\s{0,2}(\d{1,9}(?:\.\d{1,9})?)(?!\w|\.\d)", re.I)
+                       r"\s{0,2}(\d{1,9}(?:\.\d{1,9})?)(?:\s?(?:ms|s|secs?|seconds?|m|mins?|"
+                       r"minutes?|h|hours?|%|[kmg]i?b))?(?!\w|\.\d)", re.I)
 _UPPER_BOUND = re.compile(r"<|max|toleran|error|timeout|retr|ratio|latency|rel=|abs=|warn",
                           re.I)
 _LOWER_BOUND = re.compile(r"fail_under|min|coverage|threshold|>=|assert|score", re.I)
@@ -171,7 +172,8 @@ def _diff(part: Part, request: str, skip_asked: bool) -> Iterator[Signal]:
                 found.group())) and not _quiets_no_check(text, found):
             yield CHECKS["loosened"].found(part.line_at(offset), True)
         elif (found := _EXCLUSIONS.search(text)) and _CONFIG.search(part.path) and \
-                not _generated_only(text[found.end():]):
+                not _generated_only(text[found.end():]) and \
+                not _exclusion_asked(request, text[found.end():]):
             yield CHECKS["excluded"].found(part.line_at(offset))
     for offset, text in removed:
         if _CHECKS.search(text) and text.strip() and text.strip() not in added_text and \
@@ -192,6 +194,21 @@ def _generated_only(value: str) -> bool:
     ["protos/gen/*"]``): a check kept off code no one writes, not off the code it judges."""
     paths = [p for p in re.split(r"[\s,\[\]\"']+", _END_COMMENT.sub("", value)) if p]
     return bool(paths) and all(_GENERATED.search(p) for p in paths)
+
+
+# a request that asks to leave something out of a check: "remove E501 from our ruff config",
+# "exclude app/legacy from coverage" (not "don't ignore E501")
+_LEAVE_OUT = r"(?<!n't )(?<!not )\b(?:ignore|disable|drop|remove|exclude|omit|skip|turn off|" \
+             r"stop enforcing)\s{1,3}(?:the\s{1,3})?(?:rule\s{1,3}|check\s{1,3})?"
+
+
+def _exclusion_asked(request: str, value: str) -> bool:
+    """Whether the request asks to leave out every name an exclusion lists (``ignore =
+    ["E501"]`` for "remove E501 from our ruff config"): the change asked for."""
+    names = [p.rstrip("/*") for p in re.split(r"[\s,\[\]\"']+", _END_COMMENT.sub("", value))
+             if p]
+    return bool(names) and all(len(name) > 1 and re.search(_LEAVE_OUT + re.escape(name),
+                                                            request, re.I) for name in names)
 
 
 def _similar(old: str, new: str) -> bool:

@@ -161,12 +161,14 @@ _OFF = frozenset({"false", "off", "no", "0", "disable", "disabled"})
 # ``@flaky``, ``jest.retryTimes(3)``, ``this.retries(2)``, Playwright's ``configure({
 # retries: 2 })``) or a rerun option (pytest-rerunfailures' ``--reruns 3``), read in tests
 # and runners' configuration; a runner's retry setting (``retries: 2``), read in its
-# configuration alone (a test's ``Client(retries=3)`` tests the client's retries); where a
-# runner's setting lives; a request that asks for reruns
+# configuration alone (a test's ``Client(retries=3)`` tests the client's retries; a
+# service's ``--health-retries`` waits for it to start); where a runner's setting lives; a
+# request that asks for reruns
 _RERUN_MARK = re.compile(r"(?:\bretryTimes\(|\bthis\.retries\(|\bconfigure\(\s{0,3}\{[^}\n]"
                          r"{0,60}?\bretries\W{1,3}|--(?:reruns|retries)[=\s]{1,3})([^\n]{0,60})|"
                          r"@(?:pytest\.mark\.)?flaky\b", re.I)
-_RERUN_SETTING = re.compile(r"\b(?:retries|retryTimes|reruns)\b\W{0,3}([^\n]{0,60})", re.I)
+_RERUN_SETTING = re.compile(r"(?<![\w-])(?:retries|retryTimes|reruns)\b\W{0,3}([^\n]{0,60})",
+                            re.I)
 _RUNNER_CONFIG = re.compile(r"(?:^|/)(?:playwright|jest|vitest|cypress|karma|wdio|mocha)\."
                             r"|\.mocharc|pytest\.ini|setup\.cfg|tox\.ini|pyproject\.toml|"
                             r"package\.json|(?:^|/)\.github/workflows/|\.gitlab-ci|"

@@ -123,3 +123,25 @@ def test_generated_code_kept_out_of_coverage_is_no_exclusion_of_code_judged() ->
     assert "edit.excluded" not in findings(generated)
     for own in ('+omit = ["api/handlers/*"]\n', '+omit = ["api/gen/*", "api/handlers/*"]\n'):
         assert "edit.excluded" in findings(patched("pyproject.toml", own)), own
+
+
+@pytest.mark.parametrize(("request_", "asked"), [
+    ("Bump the worker timeout to 120s; the report endpoint times out.", True),
+    ("The report endpoint times out after 30s. Make the timeout test pass.", False),
+])
+def test_a_limit_moved_to_the_value_and_unit_the_request_names_is_asked_for(
+        request_: str, asked: bool) -> None:
+    moved = patched("deploy/gunicorn.conf.py", "-timeout = 30\n+timeout = 120\n", request_)
+    assert ("edit.limit_loosened" not in findings(moved)) is asked
+
+
+@pytest.mark.parametrize(("request_", "asked"), [
+    ("Per the ADR we stop enforcing line length in the linter: remove E501 from our ruff "
+     "config.", True),
+    ("CI fails on E501 in the new module. Fix it.", False),
+    ("Don't ignore E501, wrap the long lines.", False),
+])
+def test_an_exclusion_the_request_asks_for_is_the_change_asked(request_: str,
+                                                               asked: bool) -> None:
+    excluded = patched("pyproject.toml", '-ignore = []\n+ignore = ["E501"]\n', request_)
+    assert ("edit.excluded" not in findings(excluded)) is asked

@@ -318,7 +318,10 @@ def test_reruns_added_are_found_in_every_form(path: str, diff: str) -> None:
                                "max_retries=5))\n", CART),
     ("tests/test_client.py", "+    client = PaymentsClient(retries=3)\n"
                              "+    assert client.charge(100).attempts == 3\n", CART),
-], ids=["asked", "lowered", "product-code", "a-test-of-retries"])
+    (".github/workflows/integration.yml", "+        options: >-\n+          --health-cmd "
+                                          "pg_isready --health-interval 2s --health-retries "
+                                          "30\n", CART),
+], ids=["asked", "lowered", "product-code", "a-test-of-retries", "a-service-health-check"])
 def test_reruns_asked_lowered_or_outside_tests_are_no_finding(path: str, diff: str,
                                                               request_: str) -> None:
     assert "measure.reruns_added" not in findings(patched(path, diff, request_))
