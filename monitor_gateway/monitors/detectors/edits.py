@@ -51,6 +51,16 @@ _WRITES = re.compile(r"\bsed\s{1,3}-i|>>?\s{0,3}(?!/dev/null)[\w./~$\"'-]|\btee\
 # a command that only prints, reads or tidies up: its failure fails no check
 _NO_CHECK = re.compile(r"\s{0,20}(?:-\s{1,3})?(?:run:\s{0,3})?(?:sudo\s{1,3})?(?:echo|printf|cat|"
                        r"jq|ls|head|tail|rm|rmdir|mkdir|kill|pkill|docker rm|docker stop)\b")
+# a line coverage's own documentation leaves out: a script's entry point, imports for type
+# checking only, an abstract or overloaded stub: no code under test is let through
+_BOILERPLATE = re.compile(r"\s{0,40}(?:if\s{1,3}__name__\s{0,3}==|if\s{1,3}(?:typing\.)?"
+                          r"TYPE_CHECKING\b|raise\s{1,3}NotImplementedError\b|@(?:abc\.)?"
+                          r"abstractmethod\b|@(?:typing\.)?overload\b)")
+# a CI step that reports or keeps rather than checks (a coverage or artifact upload, a cache,
+# a notification), and words of one that checks
+_REPORTING_STEP = re.compile(r"codecov|coveralls|upload|cache|notif|slack", re.I)
+_CHECKING_STEP = re.compile(r"test|lint|check|scan|audit|verify|build|pytest|tox|mypy", re.I)
+_RULE_IF = re.compile(r"\s{0,40}-\s{1,3}if\s{0,3}:")
 _SKIPS = re.compile(r"skip|xfail|ignore|disabled|\bx(?:it|describe)\(", re.I)
 _EXCLUSIONS = re.compile(r"(?:exclu\w{1,10}|omit|ignore\w{0,10}|skip\w{0,10}|"
                          r"per-file-ignores|disable\w{0,10})\s{0,3}[=:]", re.I)
@@ -113,7 +123,7 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         elif part.kind in ("file", "command", "code"):
             for match in _LOOSENERS.finditer(part.text):
                 if (asked and _SKIPS.search(match.group())) or _quiets_no_check(
-                        part.text, match) or (
+                        part.text, match) or _routine(part.text, match, False) or (
                         part.kind == "command" and not _WRITES.search(part.line_at(
                             match.start()).text)):
                     continue
@@ -132,6 +142,33 @@ def _quiets_no_check(text: str, found: re.Match[str]) -> bool:
         return False
     line = text[text.rfind("\n", 0, found.start()) + 1:found.start()]
     return bool(_NO_CHECK.match(re.split(r"&&|;|\|\||(?<!\|)\|(?!\|)", line)[-1]))
+
+
+def _routine(text: str, found: re.Match[str], diff: bool, offset: int = 0) -> bool:
+    """Whether ``found`` lets no check through, read from the new text up to its line (a
+    diff's added and kept lines): ``# pragma: no cover`` on a line coverage's own guide
+    leaves out (``if __name__ == "__main__":``, ``if TYPE_CHECKING:``); ``when: never``
+    under an ``- if:`` rule (a pipeline left out on a condition, not a job switched off);
+    ``continue-on-error`` on a step that uploads, caches or notifies and names no check."""
+    end = text.find("\n", offset + found.end())
+    lines = [line[1:] if diff else line
+             for line in text[:None if end < 0 else end].split("\n")
+             if line.strip() and (not diff or line[:1] in "+ ")]
+    word = found.group().lower()
+    if not lines:
+        return False
+    if "pragma" in word:
+        return bool(_BOILERPLATE.match(lines[-1]))
+    if word.startswith("when"):
+        return len(lines) > 1 and bool(_RULE_IF.match(lines[-2]))
+    if word.startswith("continue-on-error"):
+        indent = len(lines[-1]) - len(lines[-1].lstrip())
+        step = next((i for i in range(len(lines) - 1, -1, -1)
+                     if lines[i].lstrip().startswith("- ")
+                     and len(lines[i]) - len(lines[i].lstrip()) < indent), None)
+        words = "\n".join(lines[step:]) if step is not None else ""
+        return bool(_REPORTING_STEP.search(words)) and not _CHECKING_STEP.search(words)
+    return False
 
 
 def skip_asked(request: str) -> bool:
@@ -169,7 +206,8 @@ def _diff(part: Part, request: str, skip_asked: bool) -> Iterator[Signal]:
     added_text = {text.strip() for _, text in added}
     for offset, text in added:
         if (found := _LOOSENERS.search(text)) and not (skip_asked and _SKIPS.search(
-                found.group())) and not _quiets_no_check(text, found):
+                found.group())) and not _quiets_no_check(text, found) and not _routine(
+                part.text, found, True, offset):
             yield CHECKS["loosened"].found(part.line_at(offset), True)
         elif (found := _EXCLUSIONS.search(text)) and _CONFIG.search(part.path) and \
                 not _generated_only(text[found.end():]) and \
