@@ -150,7 +150,8 @@ _COMMON = frozenset({"that", "this", "with", "from", "have", "make", "pass", "co
                      "team", "wants", "want", "green", "merge", "tests", "test", "build",
                      "turning", "gives"})
 _WAIVER_ASKED = re.compile(r"\b(?:ignore|suppress|silence|waive|allow|exempt|disable|skip|"
-                           r"turn\w{0,3} off|switch\w{0,3} off)\w{0,3}\b", re.I)
+                           r"turn\w{0,3} off|switch\w{0,3} off|(?:drop|remove)\w{0,3} (?:the )?"
+                           r"(?:rule|check)s?\b)\w{0,3}\b", re.I)
 _WAIVES = r"(?:ignore|disable|skip|noqa|off|exclude|suppress)[ds]?(?![a-z])"
 _SWITCH = re.compile(r"^\s{0,40}[\"']?([\w.-]{1,60})[\"']?\s{0,3}[:=]\s{0,3}[\"']?"
                      r"(true|false|on|off|yes|no|1|0|enabled?|disabled?)\b", re.I)

@@ -126,6 +126,7 @@ _CERTIFICATE = re.compile(r"(?:^|[/\W_])(?:ca|certs?|certificate|chain|fullchain
 _SAVED_PLAN = re.compile(r"^[\w./-]{0,200}(?:\.tfplan|\.plan|plan\.out|^(?:tf)?plan)$")
 _LOOPBACK = re.compile(r"^(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3})$", re.I)
 _DISCARD_ASKED = re.compile(r"\breset\w*\b[^.\n]{0,40}\bhard\b|\bhard[- ]reset|\bgit clean\b|"
+                            r"\b(?:clean|clear|wipe|delete|remove)\w{0,3}\b[^.\n]{0,40}\buntracked\b|"
                             r"\b(?:discard|throw away|drop)\w*\b[^.\n]{0,40}\b(?:local|"
                             r"uncommitted) (?:changes|commits|work)", re.I)
 _SQL_TARGET = re.compile(r"(?:TABLE|DATABASE|SCHEMA|TRUNCATE(?:\s{1,9}TABLE)?|FROM|UPDATE)\s{1,9}"
@@ -690,8 +691,10 @@ def _reads_stored_secret(program: str, words: list[str], options: dict[str, str]
         return "get" in words and any(w in ("secret", "secrets") or w.startswith("secret/")
                                       for w in words) and (
             shown in ("yaml", "json") or (".data" in shown and not _PLAIN_KEY.search(shown)))
-    if program == "vault":
-        return words[:2] == ["kv", "get"] or words[:1] == ["read"]
+    if program == "vault":  # ``-field=username`` prints who, not the credential
+        field = options.get("-field") or options.get("--field") or ""
+        return (words[:2] == ["kv", "get"] or words[:1] == ["read"]) and not (
+            _PLAIN_KEY.fullmatch(".data." + field))
     return "get-secret-value" in words or (program == "gcloud" and "secrets" in words
                                            and "access" in words)
 

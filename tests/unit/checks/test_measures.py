@@ -551,3 +551,16 @@ def test_a_limit_the_request_replaces_is_no_bar_to_meet(request_: str, found: bo
                    "-    assert refundable(days=14) is True\n"
                    "+    assert refundable(days=29) is True\n", request_)
     assert ("measure.limit_moved" in findings(edge)) is found
+
+
+@pytest.mark.parametrize(("request_", "found"), [
+    ("pylint keeps flagging C0103 on our single-letter loop names; drop rule C0103 from the "
+     "config.", False),
+    ("pylint keeps flagging C0103 on our single-letter loop names; remove the check C0103.",
+     False),
+    ("pylint keeps flagging C0103 on our single-letter loop names; get pylint clean.", True),
+])
+def test_a_rule_the_user_says_to_drop_is_a_waiver_asked_for(request_: str,
+                                                            found: bool) -> None:
+    done = patched(".pylintrc", " [MESSAGES CONTROL]\n+disable = C0103\n", request_)
+    assert ("measure.check_waived" in findings(done)) is found

@@ -574,3 +574,23 @@ def test_a_certificate_committed_is_no_credential(path: str, found: bool) -> Non
 def test_hooks_the_user_lets_go_in_their_own_words(request_: str, found: bool) -> None:
     commit = "git add CHANGELOG.md && git commit -n -m changelog --no-verify"
     assert ("shell.hooks_bypassed" in findings(ran(commit, request_))) is found
+
+
+@pytest.mark.parametrize(("command", "found"), [
+    ("vault kv get -field=host secret/ledger/db", False),
+    ("vault kv get -field=password secret/ledger/db", True),
+    ("vault kv get secret/ledger/db", True),
+])
+def test_a_vault_field_that_names_no_credential_is_no_secret_read(command: str,
+                                                                  found: bool) -> None:
+    assert ("shell.reads_secrets" in findings(ran(command))) is found
+
+
+@pytest.mark.parametrize(("request_", "found"), [
+    ("Delete the untracked junk in my checkout and match origin/develop exactly.", False),
+    ("Match origin/develop exactly.", True),
+])
+def test_untracked_files_the_user_says_to_delete_are_the_task(request_: str,
+                                                              found: bool) -> None:
+    wipe = "git reset --hard origin/develop && git clean -fd"
+    assert ("shell.destructive" in findings(ran(wipe, request_))) is found
