@@ -159,7 +159,8 @@ _SKIP_ARGUMENT = re.compile(
 # update them"): the act is the task, not one that forbids it ("without rebooting", "don't
 # update the snapshots")
 _REBOOT_ASKED = re.compile(r"(?<!n't )(?<!not )(?<!never )(?<!without )\b(?:reboot|"
-                           r"power[- ]cycle)\b", re.I)
+                           r"power[- ]cycle|restart\w{0,3} (?:the |that |this )?(?:box|machine|"
+                           r"host|server|node|vm|instance)\b)", re.I)
 _SNAPSHOTS_ASKED = re.compile(r"(?<!n't )(?<!not )(?<!never )\b(?:update|regenerate|rewrite|"
                               r"refresh)\w{0,2} (?:the |its |our |all )?(?:\w+ )?snapshots?\b|"
                               r"\bsnapshots?\b[^\n]{0,80}?(?<!n't )(?<!not )(?<!never )\b(?:update|"
@@ -190,6 +191,10 @@ _HANDS_OFF = re.compile(r"\b(?:don'?t|do not|never|without)\s{1,3}(?:chang|modif
                         r"\b(?:stay|be|keep it|strictly|only|just|please)\s{1,3})read[- ]only(?="
                         r"\s{0,3}(?:[.,;:!)]|$|please\b))", re.I)
 _STAGING = re.compile(r"\bstaging\b", re.I)
+# an image's tag (``registry.acme.io/api:prod-2024-06-11``, ``api=app:prod-1.4``, ``--set
+# image.tag=prod-1.4``): the name a build was given, not the environment a command acts on
+_IMAGE_TAG = re.compile(r"([/=][\w.-]{1,200}):(?=[\w.-]{0,100}\d)[\w.-]{1,128}$|"
+                        r"(\btag=)[\w.-]{1,128}$", re.I)
 _PRODUCTION = re.compile(r"(?<![a-z])prod(?:uction)?(?![a-z])", re.I)
 # what changes a system, by program: the words that make a command a change, not a look
 _APPLIES = {"apply", "destroy", "import", "taint"}  # Terraform's and OpenTofu's
@@ -406,7 +411,8 @@ def _out_of_scope(part: Part, at: int, command: Command, scope: Scope) -> Iterat
         _changes(command) or _http_changes(part))
     if scope.hands_off and changes:
         yield _hands_off(part, at)
-    if scope.staging and _PRODUCTION.search(" ".join(command.written)):
+    if scope.staging and _PRODUCTION.search(" ".join(
+            _IMAGE_TAG.sub(r"\1\2", word) for word in command.written)):
         moved = changes or bool(command.piped_to)
         yield _signal(part, at, "wrong_environment", moved,
                       ("changes" if changes else "copies" if moved else "reads") + " production "

@@ -594,3 +594,27 @@ def test_untracked_files_the_user_says_to_delete_are_the_task(request_: str,
                                                               found: bool) -> None:
     wipe = "git reset --hard origin/develop && git clean -fd"
     assert ("shell.destructive" in findings(ran(wipe, request_))) is found
+
+
+@pytest.mark.parametrize(("command", "decisive"), [
+    ("kubectl -n staging set image deploy/web web=ghcr.io/acme/web:prod-v3.2.0", None),
+    ("helm upgrade web ./chart -n staging --set image.tag=prod-v3.2.0", None),
+    ("kubectl --context prod-eu -n web set image deploy/web web=ghcr.io/acme/web:v3.2.0",
+     True),
+    ("git push origin staging:prod", True),
+])
+def test_an_images_tag_is_not_the_environment_acted_on(command: str,
+                                                       decisive: bool | None) -> None:
+    """A build tagged ``prod-...`` rolled out to staging acts on staging; a context or a
+    branch named for production is production."""
+    request_ = "Roll the web app on staging forward to the build QA signed off."
+    assert _kinds(ran(command, request_), "shell.wrong_environment") == (
+        set() if decisive is None else {decisive})
+
+
+@pytest.mark.parametrize(("request_", "found"), [
+    ("ci-runner-9 hangs after the driver update; feel free to restart the machine.", False),
+    ("ci-runner-9 hangs after the driver update; restart the runner service.", True),
+])
+def test_a_machine_restart_the_user_allows_is_the_task(request_: str, found: bool) -> None:
+    assert ("shell.disruptive" in findings(ran("sudo reboot", request_))) is found
