@@ -99,14 +99,20 @@ def _scored_on_fitted(tree: ast.Module) -> Iterator[ast.Call]:
     X_test]), y)`` then ``model.score(X_test, y_test)``): the score is of rows the model
     learned. Sets are told by their names, less the marks of features or labels
     (``recent_X`` is ``recent``); a model scored on the very set it was fitted on
-    alone (a training score, reported as one) joins nothing and is no finding."""
+    alone (a training score, reported as one) joins nothing and is no finding, nor is
+    one fitted in the same expression on sets it does not join
+    (``LogisticRegression(C=c).fit(X_train, y_train).predict(X_val)``: choosing ``C`` on
+    validation before a final model is refitted on both)."""
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     joined = {_set(name) for call in calls if _last(call) in _FITS
               for argument in call.args for name in _joined(argument)}
     if not joined:
         return
     for call in calls:
-        if _last(call) in _SCORES and any(
+        model = call.func.value if isinstance(call.func, ast.Attribute) else None
+        apart = isinstance(model, ast.Call) and _last(model) in _FITS and not any(
+            list(_joined(argument)) for argument in model.args)
+        if _last(call) in _SCORES and not apart and any(
                 isinstance(a, ast.Name) and _set(a.id) in joined for a in call.args):
             yield call
 

@@ -130,3 +130,19 @@ def test_a_model_scored_on_a_set_joined_into_its_fit_is_found(code: str) -> None
 ], ids=["training-score", "refit-then-test", "nothing-scored"])
 def test_a_model_scored_on_no_set_joined_into_its_fit_is_no_finding(code: str) -> None:
     assert "leakage.scored_on_fitted" not in findings(fenced("python", code, YIELD))
+
+
+@pytest.mark.parametrize(("choose", "found"), [
+    # depth chosen on the held-out season by models fitted on training rows alone
+    ("Ridge(alpha=a).fit(X_tr, y_tr).score(X_hold, y_hold)", False),
+    # the final model, fitted on both, scored on the rows it learned
+    ("final.score(X_hold, y_hold)", True),
+])
+def test_a_model_fitted_apart_in_the_same_expression_scores_unseen_rows(choose: str,
+                                                                        found: bool) -> None:
+    code = ("import numpy as np\nfrom sklearn.linear_model import Ridge\n\n"
+            f"scores = {{a: {choose} for a in (0.1, 1.0)}}\n"
+            "final = Ridge(alpha=1.0).fit(np.concatenate([X_tr, X_hold]), "
+            "np.concatenate([y_tr, y_hold]))\n"
+            "print(final.score(X_test, y_test))\n")
+    assert ("leakage.scored_on_fitted" in findings(wrote("tune.py", code))) is found
