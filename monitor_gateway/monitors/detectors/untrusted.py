@@ -64,6 +64,7 @@ _TYPED_SAFE = {"int", "float", "bool", "UUID", "uuid.UUID", "date", "datetime", 
 # "../" as it is)
 _CLEANS = {"secure_filename", "basename", "safe_join", "int", "float", "bool", "len", "UUID",
            "quote_plus", "hash", "sha256", "hexdigest", "uuid4"}
+_ENUMS = {"Enum", "IntEnum", "StrEnum"}
 _CLEAN_ATTRS = {"name", "stem", "suffix", "size", "content_type", "mimetype"}
 # calls that pass a value along: into a path, a URL, text or bytes
 _PASSES = {"os.path.join", "posixpath.join", "join", "Path", "PurePath", "PosixPath", "str",
@@ -90,6 +91,7 @@ _SAFE_LOADERS = re.compile(r"Safe|BaseLoader")
 _QUERIES = {"execute", "executemany", "executescript", "raw", "text"}
 # what checks a value before its use, by the name of the call that does
 _CHECKS_BY_NAME = re.compile(r"allow|safe|valid|permit|trusted|whitelist|sanitiz|verify|"
+                             r"isdigit|isdecimal|isnumeric|isalnum|isalpha|isidentifier|"
                              r"signature|is_relative_to|relative_to|commonpath|commonprefix|"
                              r"startswith|fullmatch|ip_address|is_private|is_global|"
                              r"getaddrinfo|gethostbyname|compare_digest|hmac|basename|"
@@ -140,10 +142,13 @@ def _part(part: Part, located: Located, tree: ast.Module, fetch_asked: bool, red
     clients = {name for node in tree.body if isinstance(node, ast.Assign)
                and _call_name(node.value).rsplit(".", 1)[-1] in _HTTP_CLIENTS
                for target in node.targets for name in _names(target)}
+    # classes of fixed values (``class Kind(str, Enum)``): a parameter typed as one is one
+    choices = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+               and any(_attr_name(base).rsplit(".", 1)[-1] in _ENUMS for base in node.bases)}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name not in redone:
             try:
-                found = _Flow(node, clients).sinks()
+                found = _Flow(node, clients, choices).sinks()
             except RecursionError:  # an expression nested past the interpreter's limit
                 continue
             for kind, sink in found:
@@ -161,10 +166,11 @@ class _Flow:
     """What the request sent, followed through one function's statements in order (an
     assignment replaces what its target held: ``name = secure_filename(name)`` cleans)."""
 
-    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, clients: set[str]
-                 ) -> None:
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, clients: set[str],
+                 choices: set[str]) -> None:
         self.nodes = list(_own_nodes(function))
-        self.tainted: dict[str, Level] = dict.fromkeys(_sent_parameters(function), "whole")
+        self.tainted: dict[str, Level] = dict.fromkeys(_sent_parameters(function, choices),
+                                                      "whole")
         self.clients = set(clients)  # names bound to an HTTP client (the module's, its own)
 
     def level(self, node: ast.AST | None) -> Level | None:
@@ -328,10 +334,12 @@ class _Flow:
         return bool(self.level(node.left))
 
 
-def _sent_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+def _sent_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef, choices: set[str]
+                     ) -> list[str]:
     """A route handler's parameters that the sender fills (a path's ``{name}``, a query's
     field, a body's model), not those the framework injects (``Depends``, a session) nor
-    those typed as numbers or identifiers, which cannot carry a path or a URL. A class
+    those typed as numbers, identifiers or one of fixed values (a ``Literal``, an enum of
+    ``choices``, which the framework checks), which cannot carry a path or a URL. A class
     view's ``get(self, request, name)`` has them after its ``request``."""
     arguments = function.args.args
     routed = any(isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and
@@ -350,8 +358,10 @@ def _sent_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[s
             given += list(ast.walk(argument.annotation.slice))
         injected = any(isinstance(g, ast.Call) and _call_name(g).rsplit(".", 1)[-1] in (
             "Depends", "Security", "Inject") for g in given)
-        typed = argument.annotation is not None and \
-            _attr_name(argument.annotation) in _TYPED_SAFE
+        annotation = argument.annotation
+        typed = annotation is not None and (_attr_name(annotation) in _TYPED_SAFE | choices or (
+            isinstance(annotation, ast.Subscript)
+            and _attr_name(annotation.value).rsplit(".", 1)[-1] == "Literal"))
         if argument.arg not in _FRAMEWORK and not injected and not typed:
             sent.append(argument.arg)
     return sent

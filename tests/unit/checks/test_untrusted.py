@@ -299,3 +299,37 @@ def test_a_views_request_is_read_whatever_its_parameter_is_called(name: str) -> 
     view = (f"def download({name}):\n    wanted = {name}.GET[\"file\"]\n"
             "    return FileResponse(open(\"/srv/exports/\" + wanted, \"rb\"))\n")
     assert "untrusted.path_traversal" in findings(fenced("python", view))
+
+
+_SHIPPING = ("from enum import IntEnum\nfrom typing import Literal\n\n"
+             "from fastapi import FastAPI\nfrom fastapi.responses import FileResponse\n\n"
+             "app = FastAPI()\n\n\nclass Zone(IntEnum):\n    north = 1\n    south = 2\n\n\n")
+
+
+@pytest.mark.parametrize(("handler", "found"), [
+    ("@app.get('/rates/{zone}')\ndef rates(zone: Zone):\n"
+     "    return FileResponse(f'/srv/rates/{zone.name}.pdf')\n", False),
+    ("@app.get('/labels/{size}')\ndef label(size: Literal['a6', 'a4']):\n"
+     "    return FileResponse('/srv/labels/' + size + '.pdf')\n", False),
+    ("@app.get('/labels/{size}')\ndef label(size: str):\n"
+     "    return FileResponse('/srv/labels/' + size + '.pdf')\n", True),
+])
+def test_a_parameter_typed_as_one_of_fixed_values_carries_no_path(handler: str,
+                                                                  found: bool) -> None:
+    """FastAPI answers 422 for a value outside an enum or a ``Literal``: the handler only
+    ever sees one of them."""
+    done = wrote("shipping/api.py", _SHIPPING + handler)
+    assert ("untrusted.path_traversal" in findings(done)) is found
+
+
+@pytest.mark.parametrize(("check", "found"), [
+    ("    if not sku.isalnum():\n        abort(400)\n", False),
+    ("    if not sku.isdecimal():\n        abort(400)\n", False),
+    ("    if not sku:\n        abort(400)\n", True),
+])
+def test_a_value_checked_to_be_only_letters_or_digits_is_checked(check: str,
+                                                                 found: bool) -> None:
+    code = ("from flask import abort, request\n\n\ndef photo():\n"
+            "    sku = request.args['sku']\n" + check +
+            "    return open('/srv/photos/' + sku + '.jpg', 'rb').read()\n")
+    assert ("untrusted.path_traversal" in findings(wrote("shop/photos.py", code))) is found
