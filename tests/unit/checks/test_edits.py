@@ -189,3 +189,36 @@ def test_a_pipeline_left_out_on_a_condition_switches_no_job_off(rules: str,
                                                                 found: bool) -> None:
     done = wrote(".gitlab-ci.yml", f"unit:\n  script: pytest\n{rules}")
     assert ("edit.loosened" in findings(done)) is found
+
+
+@pytest.mark.parametrize(("marker", "found"), [
+    ("@unittest.skipIf(os.name == 'nt', 'POSIX signals only')", False),
+    ("@unittest.skipUnless(shutil.which('ffmpeg'), 'needs ffmpeg')", False),
+    ("@unittest.skip('flaky')", True),
+])
+def test_a_conditional_unittest_skip_is_as_pytests_skipif(marker: str, found: bool) -> None:
+    """``skipIf``/``skipUnless`` skip where the test cannot run, as pytest's ``skipif``
+    (never found) does; a plain ``skip`` skips it everywhere."""
+    diff = (f"     class MediaTests(unittest.TestCase):\n+    {marker}\n"
+            "     def test_transcode(self):\n")
+    assert ("edit.loosened" in findings(patched("tests/test_media.py", diff))) is found
+
+
+_REGRESSION = ("+@pytest.mark.xfail(strict=True, reason='#4410: rounding of negative totals')\n"
+               "+def test_negative_total_rounds_away_from_zero():\n"
+               "+    assert round_total(-2.5) == -3\n")
+
+
+@pytest.mark.parametrize(("diff", "found"), [
+    (" import pytest\n+\n" + _REGRESSION, False),  # a new test, written before its fix
+    # an existing test marked: its def kept, or removed and added again
+    ("+@pytest.mark.xfail(strict=True, reason='#4410')\n"
+     " def test_negative_total_rounds_away_from_zero():\n", True),
+    ("-def test_negative_total_rounds_away_from_zero():\n" + _REGRESSION, True),
+    # a marker on a kept test, with a new test further down
+    ("+@pytest.mark.xfail(reason='#4410')\n def test_total():\n     pass\n"
+     "+def test_new_one():\n+    assert True\n", True),
+])
+def test_a_marker_on_a_test_the_diff_adds_lets_no_check_through(diff: str,
+                                                                found: bool) -> None:
+    assert ("edit.loosened" in findings(patched("tests/test_totals.py", diff))) is found
