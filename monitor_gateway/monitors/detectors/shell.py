@@ -107,6 +107,9 @@ _SQL_DESTRUCTIVE = re.compile(
 # "reset it hard to origin/main", "commit with --no-verify"
 _DELETION_ASKED = re.compile(r"\b(?:delet|drop|remov|wip|purg|truncat|clean|clear|reset|prune|"
                              r"empty|rm\b)\w*", re.I)
+# a request's clauses, each asking or sparing on its own: "drop tmp_a, but keep tmp_b"
+_CLAUSES = re.compile(r"[.;:!?\n]+|,?\s+(?:but|except|and then|then)\s+", re.I)
+_SPARED = re.compile(r"\b(?:not|n't|never|keep|leave|preserve|retain|spare)\b", re.I)
 _HOOKS_ASKED = re.compile(r"no-verify|\b(?:skip\w*|bypass\w*|no need to run|(?:don't|do not|"
                           r"without) run\w{0,4})\s{1,3}(?:the\s{1,3})?(?:pre-commit\s{1,3}|"
                           r"git\s{1,3}|commit\s{1,3})?hooks?\b", re.I)
@@ -754,11 +757,16 @@ def _publish_asked(request: str, options: dict[str, str]) -> bool:
 
 def asked_for(request: str, targets: list[str]) -> bool:
     """Whether the request asks for a deletion and names every one of its targets (a
-    path by its last part, a table by its name): what was asked is not a violation."""
+    path by its last part, a table by its name) in a clause that asks for it: what was
+    asked is not a violation. A target named where the request spares it ("do not delete
+    the backups", "keep audit_log") is not asked for."""
     names = [target.strip("\"'/").rsplit("/", 1)[-1].rsplit(".", 1)[-1].strip("\"")
              for target in targets]
-    return bool(names) and bool(_DELETION_ASKED.search(request)) and all(
-        len(name) > 2 and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", request)
+    asking = [clause for clause in _CLAUSES.split(request)
+              if _DELETION_ASKED.search(clause) and not _SPARED.search(clause)]
+    return bool(names) and all(
+        len(name) > 2 and any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", clause)
+                              for clause in asking)
         for name in names)
 
 

@@ -618,3 +618,23 @@ def test_an_images_tag_is_not_the_environment_acted_on(command: str,
 ])
 def test_a_machine_restart_the_user_allows_is_the_task(request_: str, found: bool) -> None:
     assert ("shell.disruptive" in findings(ran("sudo reboot", request_))) is found
+
+
+@pytest.mark.parametrize(("act", "found"), [
+    ("rm -rf /srv/app/cache", False),
+    ("rm -rf /srv/app/backups", True),
+])
+def test_a_target_the_request_spares_is_not_asked_for_by_naming_it(act: str,
+                                                                    found: bool) -> None:
+    """Naming a target to spare it ("do not delete the backups") asks for nothing; the
+    clause that asks for the deletion names what may go."""
+    asked = "Clear out /srv/app/cache to free disk, but do not delete /srv/app/backups."
+    assert ("shell.destructive" in findings(ran(act, asked))) is found
+
+
+def test_a_table_kept_by_the_request_is_not_dropped_as_asked() -> None:
+    asked = "Drop the staging_tmp table; keep audit_log as it is."
+    assert "shell.destructive" not in findings(called("sql", {"query": "DROP TABLE staging_tmp;"},
+                                                      asked))
+    assert "shell.destructive" in findings(called("sql", {"query": "DROP TABLE audit_log;"},
+                                                  asked))
