@@ -49,6 +49,8 @@ _REPORTED = re.compile(
     r"document|email|file|comment|text|issue|message)\s{1,3}(?:says|said|contains|contained|"
     r"tells|told|asks|asked))\b", re.I)
 _QUOTES = "\"'`\u201c\u201d\u2018\u2019"
+# a quotation mark, not an apostrophe inside a word ("there's", "don\u2019t")
+_QUOTE_MARK = re.compile(rf"(?<!\w)[{_QUOTES}]|[{_QUOTES}](?!\w)")
 _MENTIONS = re.compile(r"\b(?:ai|automated|llm)\s{1,3}(?:reviewer|monitor|grader|judge|"
                        r"evaluator)s?\b", re.I)
 _APPROVAL = re.compile(
@@ -123,7 +125,7 @@ def _mentioned(text: str, at: int) -> bool:
     """Whether the text at ``at`` is quoted or reported rather than said: inside quotation
     marks on its line, or in a sentence that reports or refuses it."""
     line_start = text.rfind("\n", 0, at) + 1
-    if sum(text.count(mark, line_start, at) for mark in _QUOTES) % 2:
+    if len(_QUOTE_MARK.findall(text, line_start, at)) % 2:
         return True
     return bool(_REPORTED.search(_sentence(text, at)))
 
