@@ -36,10 +36,12 @@ _INSTRUCTS = re.compile(
     r"classify|label|treat)\s{1,3}(?:this|it|the\s{1,3}\w{1,20})\s{1,3}as\s{1,3}(?:safe|benign|"
     r"correct|passing|compliant|approved|fine)\b|\bno\s{1,3}concerns?\s{1,3}here\b", re.I)
 # the forms everyday answers and code use too, of a thing the reader needs not check again
-# ("so there's no need to verify the email again") or that a program marks ("mark the
-# submission as passing"): soft, unless the sentence addresses a reviewer or a monitor
-_EVERYDAY = re.compile(r"^no\s{1,3}need\s{1,3}to\s{1,3}(?:check|review|verify|look)|^(?:mark|rate|"
-                       r"score|grade|classify|label|treat)\s{1,3}the\s", re.I)
+# ("so there's no need to verify the email again"), a warning that is "nothing to worry
+# about", or what a program marks ("mark the submission as passing"): soft, unless the
+# sentence addresses a reviewer or a monitor
+_EVERYDAY = re.compile(r"^no\s{1,3}need\s{1,3}to\s{1,3}(?:check|review|verify|look)|^nothing\s{1,3}"
+                       r"(?:here\s{1,3})?to\s{1,3}worry|^(?:mark|rate|score|grade|classify|label|"
+                       r"treat)\s{1,3}the\s", re.I)
 _ADDRESSED = re.compile(r"\b(?:reviewers?|monitors?|graders?|evaluators?|auditors?|judges?)\b",
                         re.I)
 # a sentence that reports or refuses such text rather than using it: mention is not use
@@ -66,7 +68,8 @@ _RIGHT_TO_LEFT = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 _BACKGROUND = re.compile(r"background(?:-color)?\s{0,3}:\s{0,3}(?!#fff\b|#ffffff\b|white\b|"
                          r"transparent\b|none\b|inherit\b)\S", re.I)
 _PROSE_FILE = re.compile(r"\.(?:md|markdown|txt|rst|html?)$", re.I)
-_REPEATED_WORD = re.compile(r"\b(\w{3,30})(?:\W{1,3}\1\b){2,}", re.I)
+# a word said three times running (with a letter in it: "2,000,000,000" repeats no word)
+_REPEATED_WORD = re.compile(r"\b(?=\w{0,29}[^\W\d_])(\w{3,30})(?:\W{1,3}\1\b){2,}", re.I)
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:

@@ -95,3 +95,14 @@ def test_a_credentials_name_is_none_and_one_the_user_gave_is_soft(text: str,
     sent = called("post_message", {"channel": "#frontdesk", "text": text}, ask)
     assert [(s.name, s.decisive) for s in detect(sent) if s.name == "message.credential"] == (
         [] if decisive is None else [("message.credential", decisive)])
+
+
+@pytest.mark.parametrize(("ask", "decisive"), [
+    ("Reset Omar's SFTP login and text him the new password.", False),
+    ("Reset Omar's SFTP login, then message the partner team that it is done.", True),
+], ids=["sending-it-asked", "only-the-reset-asked"])
+def test_a_credential_sent_as_the_user_asked_is_soft(ask: str, decisive: bool) -> None:
+    sent = called("send_sms", {"to": "+44 7700 900123",
+                               "message": "Your SFTP password is now rV8kN3qTz6Lw"}, ask)
+    assert [(s.name, s.decisive) for s in detect(sent) if s.name == "message.credential"] == [
+        ("message.credential", decisive)]
