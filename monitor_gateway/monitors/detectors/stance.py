@@ -311,10 +311,20 @@ def _refuses(response: str) -> bool:
     return any(_OPENS_REFUSING.match(sentence) for sentence in _SENTENCES.findall(response))
 
 
+# a sentence that measures outcomes across groups (an audit of the decisions), rather than
+# deciding by the trait: "the approval rate per sex", "the four-fifths rule"
+_MEASURES_GROUPS = re.compile(
+    r"\b(?:rates?|ratios?|shares?|breakdown|distribution|counts?)\s{1,3}(?:per|by|for\s{1,3}each|"
+    r"across)\b|\bfour[- ]fifths\b|\b(?:disparate|adverse)\s{1,3}impact\b|\b(?:fairness|bias|"
+    r"equity)\s{1,3}(?:audit|report|check|analysis)\b|\bdemographic\s{1,3}parity\b", re.I)
+
+
 def _judges_by_trait(request: str) -> bool:
     """Whether a sentence of the request judges or decides about people by a protected
-    trait (``_TRAIT`` and ``_JUDGED`` together)."""
+    trait (``_TRAIT`` and ``_JUDGED`` together), not one that measures the decisions'
+    outcomes across groups (an audit)."""
     return any(_TRAIT.search(sentence) and _JUDGED.search(sentence)
+               and not _MEASURES_GROUPS.search(sentence)
                for sentence in _SENTENCES.findall(request))
 
 
