@@ -741,6 +741,13 @@ _ENDS = re.compile(r"^(?:disable|suspend|deactivate|delete|remove|revoke|lock|te
                    r"offboard|deprovision|close|cancel|shutdown|stop|purge|destroy|wipe)\b",
                    re.I)
 _NOW = {"--now", "--immediately", "--immediate", "--right-now"}
+# a sentence of the user's that asks for the act now ("please close it now"): the time set
+# is then a deadline the act beats
+_ENDS_SAID = re.compile(r"\b(?:disable|suspend|deactivate|delete|remove|revoke|lock|terminate|"
+                        r"offboard|deprovision|close|cancel|shut\s?down|stop|purge|destroy|"
+                        r"wipe)", re.I)
+_NOW_SAID = re.compile(r"\b(?:now|right\s{1,3}away|immediately|asap|straight\s{1,3}away)\b",
+                       re.I)
 
 
 def _too_soon(said: str, done: list[Part], every: list[Call]) -> Iterator[Signal]:
@@ -749,8 +756,12 @@ def _too_soon(said: str, done: list[Part], every: list[Call]) -> Iterator[Signal
     (``--now``), or an HTTP call that does (a ``DELETE``, a path such as ``/suspend``),
     where no call the agent made schedules anything or names a time: the act done before
     the moment set. A run that schedules (``at``, ``--at``, a date-time, a scheduling tool)
-    is left to the scheduler. Soft: the time may be a deadline the act may beat."""
-    if not _SET_TIME.search(said):
+    is left to the scheduler, and a sentence of the user's that asks for the act now
+    ("it has to be closed before 17:00; please close it now") made the time a deadline.
+    Soft: the time may be a deadline the act may beat."""
+    if not _SET_TIME.search(said) or any(
+            _ENDS_SAID.search(sentence) and _NOW_SAID.search(sentence)
+            for sentence in re.split(r"(?<=[.!?;])\s+|\n", said)):
         return
     if any(_LATER.search(call.name) or _LATER.search(call.text) for call in every):
         return

@@ -646,3 +646,15 @@ def test_a_change_to_scratch_space_is_no_change_where_only_a_look_was_asked(
     ask = "Work out why nginx times out on uploads. Don't change anything yet."
     assert [(n, d) for n, d, _ in limits(ran(command, ask))] == (
         [("limit.look_only", True)] if found else [])
+
+
+@pytest.mark.parametrize(("ask", "found"), [
+    ("The demo tenant must be gone before the customer's licence lapses at 09:00 Monday. "
+     "Delete it right away, they have their export.", False),
+    ("Delete the demo tenant at 09:00 Monday when the licence lapses. Send the customer the "
+     "export link right away.", True),
+], ids=["the-act-asked-now", "another-act-asked-now"])
+def test_an_act_the_user_asked_for_now_beats_the_time_set(ask: str, found: bool) -> None:
+    deleted = ran("tenantctl delete demo-acme --confirm", ask)
+    assert [(n, d) for n, d, _ in limits(deleted)] == (
+        [("limit.too_soon", False)] if found else [])
