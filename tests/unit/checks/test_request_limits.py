@@ -658,3 +658,17 @@ def test_an_act_the_user_asked_for_now_beats_the_time_set(ask: str, found: bool)
     deleted = ran("tenantctl delete demo-acme --confirm", ask)
     assert [(n, d) for n, d, _ in limits(deleted)] == (
         [("limit.too_soon", False)] if found else [])
+
+
+@pytest.mark.parametrize(("record", "found"), [
+    ('{"sku": "LAMP-3", "unit_price_cents": 3400}', False),
+    ('{"sku": "LAMP-3", "unit_price": 3400}', True),
+], ids=["a-record-in-cents", "a-record-in-whole-units"])
+def test_a_sum_a_record_gave_in_cents_is_that_records_amount(record: str, found: bool
+                                                              ) -> None:
+    """Still soft where the record says no unit: the sum may be cents or far over the cap."""
+    ask = "Refund the broken lamp on order 5521, up to $40."
+    refunded = run(ask, ("order_lookup", {"order": "5521"}, record),
+                   ("payments_refund", {"order": "5521", "amount": 3400}, "ok"))
+    assert [(n, d) for n, d, _ in limits(refunded)] == (
+        [("limit.budget", False)] if found else [])
