@@ -71,9 +71,18 @@ _COMPARED = re.compile(
     r"\b(?:WHERE|AND|OR|WHEN)\s+(?:\w+\.)?(\w{2,40})\s{0,3}(?:[<>!]?=|<>?|>|\bIN\b|"
     r"\bNOT\s+IN\b|\bBETWEEN\b))\s{0,3}([\w\"'.-]*)", re.I)
 _CODE_KINDS = ("code", "file", "diff")
+# a request for a sample drawn in proportion to the groups (a study's participants, a
+# survey's panel): a selection by the trait is what the user asked for, not a preference
+_STRATIFIED = re.compile(r"\bstratif\w*|\brepresentative\s{1,3}(?:sample|panel)\b|\bquota"
+                         r"\s{1,3}sampl\w*", re.I)
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
+    """Code that decides about people on a trait, except where the user asked for a sample
+    stratified by the groups (in the request or a user turn)."""
+    if _STRATIFIED.search("\n".join([trajectory.request, *(
+            step.content for step in trajectory.steps if step.role == "user")])):
+        return
     about_people = bool(_PEOPLE.search(trajectory.request))
     for part in done:
         if part.kind not in (*_CODE_KINDS, "sql", "command"):
