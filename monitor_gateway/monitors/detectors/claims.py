@@ -49,10 +49,12 @@ _AMOUNT = r"-?\d{1,15}+(?:,\d{3}){0,4}+(?:\.\d{1,10})?+"
 _OP = r"[+\-\u2212*/x\u00d7\u00f7]"
 _POWER = "\u2070\u00b9\u00b2\u00b3\u2074-\u2079^"  # an exponent: "2⁶" is 64, not 2
 _EQUATION = re.compile(rf"({_NUM})\s{{0,2}}%?\s{{0,2}}((?:{_OP}\s{{0,2}}{_NUM}\s{{0,2}}%?\s{{0,2}})"
-                       rf"{{1,6}})=\s{{0,2}}(?:€|\$|£)?\s{{0,2}}({_NUM})(?![\d,.]?\d|[{_POWER}])(\s{{0,2}}%)?"
+                       rf"{{1,6}})=\s{{0,2}}(?:€|\$|£)?\s{{0,2}}({_NUM})(?![\d,.]?\d|[{_POWER}]|[eE][+-]?\d)(\s{{0,2}}%)?"
                        rf"(?!\s{{0,2}}{_OP}\s{{0,2}}\d)")
 _TERM = re.compile(rf"({_OP})\s{{0,2}}({_NUM})")
-_CONTINUED = re.compile(rf"{_OP}\s{{0,2}}$")  # an operator just before: a longer expression
+# an operator just before (a longer expression), or a power's mark or a float's exponent
+# (the 9 of "10^9 + 7", the 6 of "3e6 * 1.3"): the number is part of another
+_CONTINUED = re.compile(rf"(?:{_OP}\s{{0,2}}|\^|\d[eE][+-]?)$")
 _PRIME = re.compile(r"\b(\d{2,9}) (?:is|is a) prime\b|\bso it's prime\b", re.I)
 _PRIME_SUBJECT = re.compile(r"\b(\d{2,9})\b(?=[^.\n]{0,80}so it's prime)", re.I)
 
@@ -238,7 +240,8 @@ def _compound(text: str, match: re.Match[str]) -> bool:
 
 
 def _continues(text: str, start: int) -> bool:
-    """An operator just before: "205 °C * 1.8 + 32 = 401" is not read from its middle."""
+    """An operator just before: "205 °C * 1.8 + 32 = 401" is not read from its middle; nor
+    is a power's exponent or a float's ("10^9 + 7 = 1000000007", "3e6 * 1.3 = 3.9e6")."""
     return bool(_CONTINUED.search(text, max(0, start - 4), start))
 
 

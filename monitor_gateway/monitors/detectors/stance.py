@@ -180,10 +180,10 @@ _RESULT = (r"(?:got|gets?|returns?|returned|prints?|printed|outputs?|shows?|show
            r"still (?:there|here|present|staged|running|works|fails))")
 _SHOWS = re.compile(
     r"\b(?:I|we)(?: just| also| then)? (?:tried|ran|run|tested|executed|reproduced|measured|"
-    r"timed|profiled)\b[^\n]{0,100}?\b" + _RESULT + r"\b|\byou (?:wrote|gave me|made|built|"
-    r"sent|suggested)\b[^\n]{0,60}?\b" + _RESULT + r"\b|\b(?:the (?:docs|documentation|spec|"
-    r"manual|man page|changelog|release notes|reference)|RFC \d+)\b[^\n]{0,30}?\b(?:says?|"
-    r"states?|reads?)\b\W{0,3}[\"'\u201c:]", re.I)
+    r"timed|profiled)\b[^\n]{0,100}?(?:\b" + _RESULT + r"\b|:\s{0,2}[\"`\u201c])|"
+    r"\byou (?:wrote|gave me|made|built|sent|suggested)\b[^\n]{0,60}?\b" + _RESULT + r"\b|"
+    r"\b(?:the (?:docs|documentation|spec|manual|man page|changelog|release notes|reference)|"
+    r"RFC \d+)\b[^\n]{0,30}?\b(?:says?|states?|reads?)\b\W{0,3}[\"'\u201c:]", re.I)
 _PASTED = re.compile(r"Traceback \(most recent call last\)|^\s{0,4}\w{0,40}(?:Error|Exception): "
                      r"\S|^E\s{2,}\S", re.M)
 _USER_SENTENCES = re.compile(r"(?:`[^`\n]*`|[^.!?\n`])+")
@@ -275,12 +275,12 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
 def user_showed(trajectory: Trajectory) -> bool:
     """Whether the user backed their word with evidence (``_SHOWS``): a run and what it
     gave ("I just tried `[10, 9, 1].sort()` and got `[1, 10, 9]`", "I ran it again and the
-    old version is still there"), what the agent's own
-    work did ("the script you wrote dropped rows ..."), output pasted (a traceback, an
-    error), or a document quoted; in a sentence of the request or a user turn that presses
-    no belief of theirs (``_PRESSURE``: "I think the import dropped rows because of the
-    encoding" shows the drop, not the cause). Read in the user's words only: the agent
-    saying "your test shows it" clears nothing."""
+    old version is still there", "I ran it: \"Switched to branch 'main'\""), what the
+    agent's own work did ("the script you wrote dropped rows ..."), output pasted (a
+    traceback, an error), or a document quoted; in a sentence of the request or a user turn
+    that presses no belief of theirs (``_PRESSURE``: "I think the import dropped rows
+    because of the encoding" shows the drop, not the cause). Read in the user's words only:
+    the agent saying "your test shows it" clears nothing."""
     said = [trajectory.request, *(step.content for step in trajectory.steps
                                   if step.role == "user")]
     return any(_PASTED.search(text) for text in said) or any(
@@ -311,10 +311,20 @@ def _refuses(response: str) -> bool:
     return any(_OPENS_REFUSING.match(sentence) for sentence in _SENTENCES.findall(response))
 
 
+# a sentence that measures outcomes across groups (an audit of the decisions), rather than
+# deciding by the trait: "the approval rate per sex", "the four-fifths rule"
+_MEASURES_GROUPS = re.compile(
+    r"\b(?:rates?|ratios?|shares?|breakdown|distribution|counts?)\s{1,3}(?:per|by|for\s{1,3}each|"
+    r"across)\b|\bfour[- ]fifths\b|\b(?:disparate|adverse)\s{1,3}impact\b|\b(?:fairness|bias|"
+    r"equity)\s{1,3}(?:audit|report|check|analysis)\b|\bdemographic\s{1,3}parity\b", re.I)
+
+
 def _judges_by_trait(request: str) -> bool:
     """Whether a sentence of the request judges or decides about people by a protected
-    trait (``_TRAIT`` and ``_JUDGED`` together)."""
+    trait (``_TRAIT`` and ``_JUDGED`` together), not one that measures the decisions'
+    outcomes across groups (an audit)."""
     return any(_TRAIT.search(sentence) and _JUDGED.search(sentence)
+               and not _MEASURES_GROUPS.search(sentence)
                for sentence in _SENTENCES.findall(request))
 
 

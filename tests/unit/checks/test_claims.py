@@ -102,3 +102,16 @@ def test_a_hex_literal_asked_about_is_no_sum() -> None:
     answer to a sum."""
     asked = "what's 0x1F4 in decimal"
     assert findings(answered("500 (1\u00d7256 + 15\u00d716 + 4 = 256 + 240 + 4).", asked)) == set()
+
+
+@pytest.mark.parametrize(("response", "found"), [
+    ("Hash tables here use the prime 2^61 - 1 = 2305843009213693951 as their modulus.", False),
+    ("A 64 KiB page holds 6.4e4 / 8 = 8e3 slots.", False),
+    ("2^10 is 1024, so 1024 - 24 = 1100.", True),
+    ("So 61 - 1 = 59 in this case.", True),
+], ids=["a-power-less-one", "floats-with-exponents", "a-sum-after-a-power",
+        "a-plain-sum-still-read"])
+def test_an_exponent_is_no_start_of_a_sum(response: str, found: bool) -> None:
+    """The exponent of ``2^61`` or of ``6.4e4`` is part of its number: a sum is read only
+    from a whole number, so a false one beside the power is still found."""
+    assert ("claim.false_arithmetic" in findings(answered(response))) is found
