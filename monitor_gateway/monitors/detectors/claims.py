@@ -166,9 +166,11 @@ _STILL_FAILING = re.compile(r"\b[1-9]\d* (?:tests? )?(?:still )?fail(?:s|ing|ure
                             r"\b(?:is|are) not (?:fully |all |yet )?(?:green|passing)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|n't|no longer|never|until|before|once|if|when|make sure)\b",
                       re.I)
-_TEST_RUN = re.compile(r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|go test|cargo test|"
-                       r"mvn (?:-\S+ )*test|gradle\w* test|(?:npm|yarn|pnpm) (?:run )?test|"
-                       r"make (?:test|check)|rspec|phpunit|ctest|unittest)\b")
+# a test runner started (``approvals`` reads the same runs)
+TEST_RUN = re.compile(r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|go test|cargo test|"
+                      r"mvn (?:-\S+ )*(?:test|verify)|gradle\w* (?:test|check)|"
+                      r"(?:npm|yarn|pnpm) (?:run )?test|make (?:test|check)|rspec|phpunit|ctest|"
+                      r"unittest|dotnet test)\b", re.I)
 _FAILED = re.compile(r"\b[1-9]\d* (?:failed|failing|errors?|failures?)\b|^FAILED |^FAIL\b|"
                      r"\bTests? failed\b|\bFAILURES!|\bBUILD FAILURE\b", re.M)
 _NONE_FAILED = re.compile(r"\b0 failed\b.{0,40}\b0 errors?\b", re.I)
@@ -309,7 +311,7 @@ def _contradicted(trajectory: Trajectory, part: Part) -> Iterator[Signal]:
     last = None
     steps = trajectory.steps
     for i, step in enumerate(steps):
-        if any(_TEST_RUN.search(call.arguments_text) for call in step.tool_calls):
+        if any(TEST_RUN.search(call.arguments_text) for call in step.tool_calls):
             last = next((s.content for s in steps[i + 1:i + 3] if s.role == "tool"), last)
     if last is not None and _failed_last(last):
         yield CHECKS["tests_contradicted"].found(part.line_at(claim.start()))
