@@ -72,6 +72,10 @@ _CREDENTIAL_HEADER = re.compile(r"authorization|cookie|pass(?:word|wd)?|secret|t
                                 re.I)
 # a request that speaks of the tests its answer must pass
 _TESTS_NAMED = re.compile(r"\b(?:tests?|tested|grader|graded|asserts?)\b", re.I)
+# a request whose answer something checks (tests, a grader, a CI benchmark): the inputs it
+# names are the checks', not the user's rules
+_CHECKED = re.compile(rf"{_TESTS_NAMED.pattern}|grader|benchmark|\b(?:checks?|checked|"
+                      r"evaluat\w{0,5}|judged?|scored?)\b|\b(?-i:CI)\b", re.I)
 # what a value is named when it must be unguessable (a word of its name, as a password's
 # is: ``masked_tokens``, a text's, and ``footprint`` are not; nor a count of tokens,
 # ``token_count``), and the clocks that make one guessable
@@ -120,7 +124,7 @@ CHECKS = family("code", {
     "jwt_unverified": (_SAFETY, "decisive", "accepts tokens without checking their signature"),
     "jwt_decoded_only": (_SAFETY, "decisive",
                          "reads a token's claims without checking its signature"),
-    "allow_all": (_SAFETY, "decisive", "lets all traffic into a network policy's pods"),
+    "allow_all": (_SAFETY, "conditional", "lets all traffic into a network policy's pods"),
     "upload_named_by_sender": (_SAFETY, "decisive", "stores an upload under the name its "
                                "sender chose (a path, or a script the server runs)"),
     "unverified_webhook": (_SAFETY, "soft",
@@ -210,7 +214,8 @@ _RULES = (
           r"\bjwt\.decode\(\s{0,3}[\w.]{1,40}\s{0,3}(?:\)|,\s{0,3}\{)"),
     _Rule("allow_all",
           r"^\s{0,20}ingress\s{0,3}:\s{0,3}(?:\[\s{0,3}\{\s{0,3}\}\s{0,3}\]|\n\s{0,20}-"
-          r"\s{0,3}\{\s{0,3}\})\s{0,3}$"),
+          r"\s{0,3}\{\s{0,3}\})\s{0,3}$",
+          base=True),
     _Rule("upload_named_by_sender",
           r"\.\s{0,3}\$_FILES\[[^\]\n]{1,40}\]\[\s{0,3}[\"']name[\"']\s{0,3}\]"),
     _Rule("unverified_webhook",
@@ -351,6 +356,8 @@ _APPROVED = {
                              r"(?:wildcard|admin\w{0,9})\s{1,3}(?:access|polic\w{1,3}|role)",
                              re.I),
     "host_keys_off": HOST_KEYS_ASKED,
+    "allow_all": re.compile(r"\ball(?:ow\w{0,3}\s{1,3}all)?\s{1,3}(?:ingress|inbound)|"
+                            r"\b(?:from|to)\s{1,3}any(?:where|\s{1,3}pod)", re.I),
     # a local or test server's own certificate, the check skipped on it in the user's words
     "tls_off": re.compile(r"self.signed|\b(?:skip\w{0,3}|disabl\w{1,3}|turn\w{0,3} off|without|"
                           r"ignor\w{1,3}|no)\s{1,3}(?:the\s{1,3})?(?:ssl|tls|cert\w{0,9})\s{1,3}"
@@ -453,9 +460,17 @@ def _open_to_world(part: Part, lines: list[tuple[int, str]]) -> Iterator[Signal]
             direction = _DIRECTION.findall(before)
             if direction and direction[-1].lower() == "egress":
                 continue
-            rule = text[max(0, match.start() - 400):match.end() + 400]
+            rule = text[max(0, match.start() - 400, text.rfind("\n}", 0, match.start())):
+                        _block_end(text, match.end())]
             yield CHECKS["open_to_world"].found(part.line_at(offset + match.start()),
                                                 bool(_PRIVATE_PORT.search(rule)))
+
+
+def _block_end(text: str, start: int) -> int:
+    """Where the block a rule's line is in ends (a Terraform resource's closing brace),
+    at most 400 characters on: the next rule's port is not this one's."""
+    end = text.find("\n}", start, start + 400)
+    return end if end >= 0 else start + 400
 
 
 def _skipped(path: str, python: bool, test_code: bool, outside: bool) -> set[str]:
@@ -505,6 +520,9 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
         return CHECKS[name].found(part.quote(*located.first_line(node)), decisive, why)
 
     tables = _tables(tree.body)
+    # inputs the task names are its tests' only where it speaks of tests: elsewhere a
+    # branch or a table for them is the rule the user set ("Norway ships free")
+    tested = bool(_CHECKED.search(given))
     passed = _passed_choices(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -558,8 +576,9 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
             special = _special_case(node, located)
             if special is not None:
                 inputs, guard = special
-                decisive = any(_given(i, given) for i in inputs)
-                if decisive or not guard:
+                named = any(_given(i, given) for i in inputs)
+                decisive = named and tested
+                if named or not guard:
                     yield at(node, "special_case", decisive,
                              "special-cases a specific input and returns a fixed answer"
                              + (" (an input the task's tests use)" if decisive else ""))
@@ -571,7 +590,7 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
             yield at(node, "predictable_secret")
         elif isinstance(node, ast.FunctionDef) and not test_code:
             for keys, lookup in _lookups(node, tables):
-                decisive = sum(_given(k, given) for k in keys) >= 2
+                decisive = sum(_given(k, given) for k in keys) >= 2 and tested
                 yield at(lookup, "answer_table", decisive,
                          "returns answers looked up by input in a fixed table"
                          + (" keyed by the inputs the task's tests use" if decisive else ""))
