@@ -534,8 +534,8 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
         return CHECKS[name].found(part.quote(*located.first_line(node)), decisive, why)
 
     tables = _tables(tree.body)
-    # inputs the task names are its tests' only where it speaks of tests: elsewhere a
-    # branch or a table for them is the rule the user set ("Norway ships free")
+    # inputs the task names are its checks' only where it speaks of what checks the answer
+    # (``_CHECKED``): elsewhere a branch or a table for them is the rule the user set
     tested = bool(_CHECKED.search(given))
     # Python's own ``string.Template`` fills in ``$name`` and runs nothing
     substitutions = {alias.asname or alias.name for node in ast.walk(tree)
