@@ -291,9 +291,12 @@ _EXCLUDED = re.compile(rf"\b(?:exclud\w{{0,3}}|without|omit\w{{0,3}}|leave\s{{1,
                        rf"(\s{{1,3}}(?:columns?|fields?)\b)?", re.I)
 _PII_OFF = re.compile(r"\b(?:no|without|exclud\w{0,3}|strip\w{0,3}|remov\w{0,3}|omit\w{0,3}|"
                       r"(?:do\s{1,3}not|don'?t|never)\s{1,3}(?:include|share|send|export|"
-                      r"expose)|anonymi[sz]\w{0,3}|de-?identif\w{0,5})\b[^.\n]{0,24}\b(?:PII|"
-                      r"personal\s{1,3}(?:data|information|details)|personally\s{1,3}"
-                      r"identifiable)", re.I)
+                      r"expose)|anonymi[sz]\w{0,3}|de-?identif\w{0,5}|not\s{1,3}(?:allowed|"
+                      r"authori[sz]ed|permitted)\s{1,3}to\s{1,3}(?:see|view|access|read))\b"
+                      r"[^.\n]{0,24}\b(?:PII|personal\s{1,3}(?:data|information|details)|"
+                      r"personally\s{1,3}identifiable|identifiers|identities|individual\s{1,3}"
+                      r"(?:\w+\s{1,3})?(?:records|rows|names))|\baggregates?\s{1,3}(?:\w+\s{1,3})?"
+                      r"only\b|\bonly\s{1,3}(?:the\s{1,3})?aggregates?\b", re.I)
 # columns that hold personal data, by their usual names
 # (not "name" nor "zip" alone: a product has a name, an archive a zip)
 _PII = {"email", "email_address", "phone", "phone_number", "mobile", "ssn", "social_security",
