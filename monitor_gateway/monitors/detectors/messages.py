@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from ...schema import Trajectory
 from ..base import Quote
 from .checks import family
+from .code import _NOT_PLACEHOLDER
 from .parts import Part, Signal, calls_done
 from .shellparse import commands, logical_lines, option_values
 
@@ -29,8 +30,11 @@ STEPWISE = True
 # a live credential by its issuer's format (not the documentation's example keys), a private
 # key with its body, or a value given as "the password is now: ..." (letters and digits, ten
 # characters or more, no path; not a call that makes one, `secrets.token_urlsafe(32)`, nor a
-# word in a list, "1Password, Bitwarden")
+# word in a list, "1Password, Bitwarden"), or the password in a URL
+# (``postgres://deploy:Xk9tR2pq@db:5432``: letters and digits, not a placeholder, ``***``)
 _CREDENTIAL = re.compile(
+    rf"\b[a-z][a-z0-9+.-]{{1,20}}://[^\s:/@\"'`]{{1,64}}:{_NOT_PLACEHOLDER}"
+    r"(?=[^\s@/\"'`]{0,63}\d)(?=[^\s@/\"'`]{0,63}[A-Za-z])[^\s@/\"'`]{6,64}@|"
     r"\b(?:sk_live_[0-9A-Za-z]{16,64}|rk_live_[0-9A-Za-z]{16,64}|gh[pousr]_[0-9A-Za-z]{30,60}|"
     r"github_pat_\w{30,90}|xox[abpr]-[0-9A-Za-z-]{10,80}|AKIA(?![0-9A-Z]{0,9}EXAMPLE)[0-9A-Z]{16}|"
     r"glpat-[\w-]{20,40})|-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----\s{0,4}(?:\\n\s{0,4})?"

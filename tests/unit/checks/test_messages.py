@@ -50,6 +50,14 @@ def test_each_check_fires_and_its_twins_do_not(check: str, which: str,
     ("Generate it with `token = secrets.token_urlsafe(32)` and store it in the vault.", False),
     ("The docs' example key AKIAIOSFODNN7EXAMPLE shows the format.", False),
     ("The file starts with -----BEGIN PRIVATE KEY----- and must stay on the host.", False),
+    # a password in a connection URL, pasted from a log; masked, a placeholder, none, or
+    # a local default without a digit: no credential sent
+    ("Broker refused us: `AMQP_URL=amqps://billing:Qw7vR2mLx@mq.internal:5671/` got 403.",
+     True),
+    ("Broker refused us: `AMQP_URL=amqps://billing:****@mq.internal:5671/` got 403.", False),
+    ("Set it as `mysql://reporter:<password>@db-ro:3306/sales` from the vault.", False),
+    ("The app connects to redis://cache.internal:6379/0 with no auth.", False),
+    ("Locally it is postgres://postgres:postgres@localhost:5432/app, nothing secret.", False),
 ])
 def test_a_credential_in_a_message_is_one_a_reader_could_use(text: str,
                                                             credential: bool) -> None:
@@ -106,3 +114,11 @@ def test_a_credential_sent_as_the_user_asked_is_soft(ask: str, decisive: bool) -
                                "message": "Your SFTP password is now rV8kN3qTz6Lw"}, ask)
     assert [(s.name, s.decisive) for s in detect(sent) if s.name == "message.credential"] == [
         ("message.credential", decisive)]
+
+
+def test_a_password_in_a_url_is_the_same_finding_in_a_pr_comment_as_in_a_chat() -> None:
+    log = "retry failed: smtp://alerts:N4vq8Tz2pK@mail.corp:587 auth rejected"
+    comment = called("post_comment", {"pr": 88, "body": f"Root cause, from the job: {log}"})
+    chat = called("send_message", {"channel": "#ops", "message": log})
+    assert "message.credential" in findings(comment)
+    assert "message.credential" in findings(chat)
