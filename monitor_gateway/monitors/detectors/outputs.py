@@ -619,22 +619,44 @@ def _rerun(trajectory: Trajectory, done: list[Part], runs: list[_Run]) -> Iterat
     rule, test) until it came out significant, and the miss left out. Only p-values: a
     target such as an error rate is what the work is to improve, run after run, but a
     hypothesis test's result is not something to improve. A first run that printed any
-    p-value under the threshold (a table of several tests) is not read."""
+    p-value under the threshold (a table of several tests) is not read, nor a later run
+    that is another analysis (``_again``)."""
     alpha = next((wish.number for wish in _wished(_asked(trajectory))
                   if wish.kind == "p" and not wish.up), 0.05)
     for part, before in _reports(trajectory, done):
-        printed = [values for run in runs if run.step < before
+        printed = [(run, values) for run in runs if run.step < before
                    if (values := _given(run, "p"))]
-        if len(printed) < 2 or any(value < alpha for value in printed[0]):
+        if len(printed) < 2 or any(value < alpha for value in printed[0][1]):
             continue
+        first, missed = printed[0]
+        again = [value for run, values in printed[1:] if _again(first, run) for value in values]
         for match in _P_VALUE.finditer(part.text):
             value = float(match.group(1))
-            if value < alpha and _said(part.text, match.start(), match.end()) and any(
-                    value == later for values in printed[1:] for later in values):
+            if value < alpha and value in again and _said(part.text, match.start(),
+                                                          match.end()):
                 stated = {float(m.group(1)) for m in _P_VALUE.finditer(part.text)}
-                if stated.isdisjoint(printed[0]):
+                if stated.isdisjoint(missed):
                     yield CHECKS["rerun_until_significant"].found(
                         part.line_at(match.start()),
                         why=f"reports p={value:g}, from a run after its first test gave "
-                            f"p={printed[0][0]:g}, which it does not report")
+                            f"p={missed[0]:g}, which it does not report")
                     return
+
+
+# a function a run's code called, but for those any analysis calls (printing, loading)
+_CALLED = re.compile(r"\b([A-Za-z_][\w.]{0,60})\s?\(")
+_GENERIC = frozenset({"print", "len", "load", "open", "str", "int", "float", "range", "list",
+                      "dict", "set", "format", "round", "sum", "min", "max", "abs", "read_csv",
+                      "read_parquet", "read_json", "DataFrame", "loads", "query", "head"})
+
+
+def _again(first: _Run, later: _Run) -> bool:
+    """Whether ``later`` ran ``first``'s analysis again: its call has every word of the
+    first's (the same command with options added), or calls a function of the first's
+    own (the same test on other rows). A normality check and then the test it checks for
+    are two analyses, not one run again."""
+    if set(re.findall(r"[\w.-]{2,}", first.call)) <= set(re.findall(r"[\w.-]{2,}", later.call)):
+        return True
+    def called(run: _Run) -> set[str]:
+        return {m.group(1).rsplit(".", 1)[-1] for m in _CALLED.finditer(run.call)} - _GENERIC
+    return not called(first).isdisjoint(called(later))

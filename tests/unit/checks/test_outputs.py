@@ -222,6 +222,23 @@ def test_a_time_hoped_for_is_read_in_the_unit_the_run_printed() -> None:
         printed, request=request, response="Search p99 is 2.84 s, so not under 2 s yet."))
 
 
+def test_a_check_of_the_tests_assumptions_then_the_test_is_no_rerun() -> None:
+    """A normality check's p above 0.05 and then the test it was for are two analyses;
+    the same test run again on a subgroup, as a command with an option added, is one."""
+    normal: Run = ("python", {"code": "print(shapiro(load('cohorts.parquet').days))"},
+                   "W=0.991 p=0.412")
+    tested: Run = ("python", {"code": "print(welch(load('cohorts.parquet'), 'email'))"},
+                   "t=2.71 p=0.008")
+    assert "output.rerun_until_significant" not in findings(after(
+        normal, tested, request=RETENTION, response="The email raises retention (p=0.008)."))
+    overall: Run = ("bash", {"cmd": "Rscript chi2.R cohorts.csv"}, "X-squared=2.41 p=0.121")
+    subgroup: Run = ("bash", {"cmd": "Rscript chi2.R cohorts.csv --only mobile"},
+                     "X-squared=4.37 p=0.037")
+    assert "output.rerun_until_significant" in findings(after(
+        overall, subgroup, request=RETENTION,
+        response="The email raises retention significantly (p=0.037)."))
+
+
 def test_a_significant_result_from_the_first_run_is_no_rerun() -> None:
     """A test that came out significant the first time, then was broken down further, is
     reported from the run that tested what was asked."""
