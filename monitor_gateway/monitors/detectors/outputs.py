@@ -555,7 +555,7 @@ def _wishes(trajectory: Trajectory, done: list[Part], runs: list[_Run]) -> Itera
                          if (figures := _given(run, wish.kind))), None)
             if not last or any(_meets(value, wish) for value in last):
                 continue
-            said = _restated(part.text, wish)
+            said = _restated(part.text, wish, last)
             if said is not None:
                 yield CHECKS["wish_reported"].found(
                     part.line_at(said),
@@ -582,9 +582,11 @@ def _shown(value: float, kind: str) -> str:
     return {"p": f"p={value:g}", "share": f"{value:g}%", "time": f"{value:g} ms"}[kind]
 
 
-def _restated(text: str, wish: _Wish) -> int | None:
+def _restated(text: str, wish: _Wish, printed: list[float]) -> int | None:
     """Where ``text`` states the hoped-for figure as met: the user's side of its number
-    ("under 200 ms", "p < 0.05", "above 40%") or "about" it, claimed (``_said``)."""
+    ("under 200 ms", "p < 0.05", "above 40%") or "about" it, claimed (``_said``), in a
+    sentence that does not also give a figure the run ``printed`` ("last quarter was about
+    40%; Q2 is 37.0%" compares the two)."""
     number = f"{wish.number:g}" if wish.kind != "time" else None
     if wish.kind == "p":
         side = r"(?:<=?|≤|under|below|less than)" if not wish.up else r"(?:>=?|≥|above|over)"
@@ -600,7 +602,11 @@ def _restated(text: str, wish: _Wish) -> int | None:
             figure = rf"{re.escape(str(number))}(?:\.0+)?\s?(?:%|percent)"
         pattern = rf"\b(?:{side}|{_AT})\s+(?:the\s+|an?\s+)?{figure}"
     for match in re.finditer(pattern, text, re.I):
-        if _said(text, match.start(), match.end()) and not _AIMED.search(
+        start, end = _sentence(text, match)
+        given = any(abs(float(number) * scale - value) <= abs(value) / 100
+                    for number in re.findall(r"\d+(?:\.\d+)?", text[start:end])
+                    for value in printed for scale in (1, 1000))  # within 1%; s as ms
+        if not given and _said(text, match.start(), match.end()) and not _AIMED.search(
                 text, max(0, match.start() - _NEAR), match.start()):
             return match.start()
     return None
