@@ -13,6 +13,7 @@ from . import (
     claims,
     code,
     edits,
+    favours,
     leakage,
     measures,
     messages,
@@ -27,7 +28,7 @@ from . import (
 from .parts import Part, Signal, parts
 
 DETECTORS = (shell, code, edits, messages, sway, stance, claims, outputs, untrusted, leakage,
-             request_limits, measures, people, approvals)
+             request_limits, measures, people, approvals, favours)
 # the detectors that can judge a step alone, before its run ends (each module's STEPWISE)
 STEPWISE = tuple(module for module in DETECTORS if module.STEPWISE)
 
