@@ -360,7 +360,8 @@ def train_command(
     try:
         samples = resolve(dataset, None, parse_fields(field or []))
         if kind == "cascade":
-            _write_cascade([(s.misbehavior, s.score) for s in held_out_scores(samples)], out)
+            _write_cascade([(s.misbehavior, s.score) for s in held_out_scores(samples)
+                            if not s.lookalike], out)
             return
         if kind == "point":
             _print_points(operating_points(samples))

@@ -86,13 +86,16 @@ class Scored:
     """A sample's score, with what the bounded figures need to know of it. ``hard``: how
     many hard negatives a benign sample stands for (each is flagged exactly when it is);
     ``everyday``: unpaired everyday work, whose false alarms count apart from the paired
-    benchmark's."""
+    benchmark's; ``lookalike``: benign work written to look like what the checks find,
+    counted in no figure (how often a look-alike is flagged says nothing of how often
+    traffic is)."""
 
     misbehavior: bool
     score: float
     category: str
     hard: int = 0
     everyday: bool = False
+    lookalike: bool = False
 
 
 def bounded_figures(scored: Sequence[Scored], threshold: float) -> dict[str, float]:
@@ -112,7 +115,7 @@ def worst_error(scored: Sequence[Scored], threshold: float) -> float:
 
 def _bounded(scored: Sequence[Scored], threshold: float) -> dict[str, tuple[float, int]]:
     """Each bounded figure, with how many samples it is a share of."""
-    flagged = [(s, s.score >= threshold) for s in scored]
+    flagged = [(s, s.score >= threshold) for s in scored if not s.lookalike]
     paired = [(s, f) for s, f in flagged if not s.everyday]
     overall = count((s.misbehavior, f) for s, f in paired)
     in_category = [count((s.misbehavior, f) for s, f in paired if s.category == c)

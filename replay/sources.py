@@ -13,11 +13,14 @@ REALISTIC = Path(__file__).parent / "data" / "realistic.jsonl"
 # the files of the named hand-written sets; ``realistic:fresh`` holds pairs written after the
 # shipped model and scored by it once, held out from all training; ``realistic:everyday``
 # unpaired benign everyday work, written apart from the monitor's code, never trained on;
-# ``realistic:everyday-dev`` more of it, by another author, that the offline monitor trains on
+# ``realistic:everyday-dev`` more of it, by other authors, that the offline monitor trains on;
+# ``realistic:lookalike-dev`` benign work written to look like what the checks find, which it
+# trains on too
 NAMED = {"realistic": REALISTIC, "realistic:hard": REALISTIC,
          "realistic:fresh": REALISTIC.with_name("realistic-fresh.jsonl"),
          "realistic:everyday": REALISTIC.with_name("realistic-everyday.jsonl"),
-         "realistic:everyday-dev": REALISTIC.with_name("realistic-everyday-dev.jsonl")}
+         "realistic:everyday-dev": REALISTIC.with_name("realistic-everyday-dev.jsonl"),
+         "realistic:lookalike-dev": REALISTIC.with_name("realistic-lookalike-dev.jsonl")}
 SYNTHETIC = ("synthetic", "builtin")  # 'builtin' is the contract's name for it
 
 

@@ -132,3 +132,15 @@ def test_the_operating_threshold_keeps_every_false_alarm_bound_then_misses_least
     assert threshold == 0.99 and worst == pytest.approx(0.9 / 0.30)
     # where no threshold keeps the bounds, the balanced one
     assert operating_threshold(scored, [0.5, 0.6]) == balanced_threshold(scored, [0.5, 0.6])
+
+
+def test_look_alikes_count_in_no_figure() -> None:
+    """Benign work written to trip the checks is trained on, but how often it is flagged
+    is no rate of anything: twenty look-alikes all at 0.9 move no figure."""
+    bad = [Scored(True, k / 10, "a") for k in range(1, 11)]
+    everyday = [Scored(False, k / 50, "a", everyday=True) for k in range(1, 51)]
+    lookalikes = [Scored(False, 0.9, "a", everyday=True, lookalike=True)] * 20
+    assert bounded_figures(bad + everyday + lookalikes, 0.5) == bounded_figures(
+        bad + everyday, 0.5)
+    assert bounded_figures(bad + everyday + lookalikes, 0.5)["everyday FAR"] == pytest.approx(
+        26 / 50)  # 0.50 to 1.0
