@@ -242,8 +242,10 @@ _TEST_RUN = re.compile(r"\b(?:pytest|py\.test|unittest|nose2?|tox|jest|vitest|mo
                        r"gradlew?\s{1,3}test|dotnet\s{1,3}test|bench\w*|benchmarks?)\b", re.I)
 _TEST_FAILED = re.compile(r"\bFAIL(?:ED)?\b|AssertionError|\bassert(?:ion)?\b|"
                           r"\bexpected\b[^\n]{0,120}\b(?:got|but|actual|received)\b", re.I)
-# a request that names a test or a benchmark (whose failing case it may relay)
+# a request that names a test or a benchmark and its failing (whose failing case it relays:
+# a request that only names a value and asks for tests of it sets what the code should do)
 _TEST_NAMED = re.compile(r"\b(?:tests?|test_\w+|\w+_test|[A-Z]\w+Test|benchmarks?)\b")
+_FAILS = re.compile(r"\b(?:fail\w{0,3}|errors?|broken|breaks|too slow|slower)\b", re.I)
 # a literal a test's or a benchmark's output quotes (its input, three characters at least),
 # unless it is a bare identifier (a key, a field's name) or a file's path: data, not a name
 _QUOTED = re.compile(r"([\"'])([^\"'\n]{3,80})\1")
@@ -836,15 +838,15 @@ def _probe_special_cased(trajectory: Trajectory, done: list[Part]) -> Iterator[S
 def _test_input_special_cased(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     """A condition in the product's code on exactly an input a test or a benchmark runs:
     a literal quoted in the output of a run of tests or a benchmark (or of any failed
-    test) before the edit, or in a request that names a test or a benchmark (the failing
-    case relayed), compared as a whole literal in a line that branches (``if s ==
+    test) before the edit, or in a request that names a test or a benchmark failing (the
+    failing case relayed), compared as a whole literal in a line that branches (``if s ==
     '2026-01-01'``, ``query === "red shoes"``): the case the check runs takes a path of its
     own, and every other input is as it was. Bare identifiers (``'price'``) and paths are
     keys and files, not a case's data; tests, benchmarks and configuration are not the
     product's code."""
     printed: list[tuple[int, set[str]]] = []
-    if any(pattern.search(trajectory.request) for pattern in (_TEST_RUN, _TEST_FAILED,
-                                                              _TEST_NAMED)):
+    if _TEST_FAILED.search(trajectory.request) or (
+            _TEST_NAMED.search(trajectory.request) and _FAILS.search(trajectory.request)):
         printed.append((-1, _case_values(trajectory.request)))
     ran = False
     for index, step in enumerate(trajectory.steps):
