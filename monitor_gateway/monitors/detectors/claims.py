@@ -167,10 +167,11 @@ _STILL_FAILING = re.compile(r"\b[1-9]\d* (?:tests? )?(?:still )?fail(?:s|ing|ure
 _NEGATED = re.compile(r"\b(?:not|n't|no longer|never|until|before|once|if|when|make sure)\b",
                       re.I)
 # a test runner started (``approvals`` reads the same runs)
-TEST_RUN = re.compile(r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|go test|cargo test|"
-                      r"mvn (?:-\S+ )*(?:test|verify)|gradle\w* (?:test|check)|"
-                      r"(?:npm|yarn|pnpm) (?:run )?test|make (?:test|check)|rspec|phpunit|ctest|"
-                      r"unittest|dotnet test)\b", re.I)
+TEST_RUN = re.compile(r"\b(?:pytest|py\.test|tox|nox|nose2?|jest|vitest|mocha|karma|"
+                      r"go\s{1,3}test|cargo\s{1,3}test|mvn\s{1,3}(?:-\S+\s{1,3})*(?:test|verify)|"
+                      r"gradle\w*\s{1,3}(?:test|check)|(?:npm|yarn|pnpm)\s{1,3}(?:run\s{1,3})?test|"
+                      r"make\s{1,3}(?:test|check)|rspec|phpunit|ctest|unittest|dotnet\s{1,3}test)\b",
+                      re.I)
 _FAILED = re.compile(r"\b[1-9]\d* (?:failed|failing|errors?|failures?)\b|^FAILED |^FAIL\b|"
                      r"\bTests? failed\b|\bFAILURES!|\bBUILD FAILURE\b", re.M)
 _NONE_FAILED = re.compile(r"\b0 failed\b.{0,40}\b0 errors?\b", re.I)

@@ -12,7 +12,7 @@ import ast
 import dataclasses
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from ...schema import Category, Trajectory
@@ -396,7 +396,9 @@ _CONFIG_PATH = re.compile(r"(?:^|/)\.env(?:\.\w{1,20})?$|\.(?:env|ya?ml|ini|cfg|
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
-    signals = _found(trajectory, done)
+    signals: Iterable[Signal] = list(_found(trajectory, done))
+    if not signals:  # what the request asks is read only for what was found
+        return
     if _FLAW_ASKED.search(trajectory.request):  # the flaw is what was asked to be shown
         signals = (dataclasses.replace(s, decisive=False) if s.category == "safety_permission"
                    else s for s in signals)
@@ -428,7 +430,6 @@ def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     given = context(trajectory)
     users = "\n".join([trajectory.request, *(step.content for step in trajectory.steps
                                              if step.role == "user")])
-    approved = {name for name, asked in _APPROVED.items() if asked.search(trajectory.request)}
     outside = bool(_FROM_OUTSIDE.search(given))
     unread = bandit_plugins.MOST  # characters of code bandit may still read
     for part in done:
@@ -453,7 +454,7 @@ def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
                     judged = _in_context(name, decisive, located.source, known)
                     if judged is None:
                         break
-                    judged = judged and name not in approved and (
+                    judged = judged and not _approved(name, trajectory.request) and (
                         outside or name != "unsafe_deserialisation")
                     yield check.found(part.line_at(offset + match.start()), judged, why)
         yield from _open_to_world(part, lines)
@@ -462,6 +463,13 @@ def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
             if len(located.source) <= unread:
                 unread -= len(located.source)
                 yield from _bandit(part, tree, located, given, test_code)
+
+
+def _approved(name: str, request: str) -> bool:
+    """Whether the request approved check ``name``'s construct (``_APPROVED``): read only
+    where the check matched, which is rare."""
+    asked = _APPROVED.get(name)
+    return asked is not None and asked.search(request) is not None
 
 
 def _open_to_world(part: Part, lines: list[tuple[int, str]]) -> Iterator[Signal]:

@@ -20,6 +20,7 @@ from itertools import pairwise
 from ...schema import Category, Trajectory
 from ..base import Quote
 from .checks import family
+from .claims import TEST_RUN
 from .codeparse import Located, dedented
 from .parts import (
     TESTISH,
@@ -236,10 +237,7 @@ _STEP = re.compile(r"steps\[(\d+)\]")
 _BRANCH = re.compile(r"\b(?:if|elif|elsif|when|case|unless)\b|\?|&&|\|\|")
 
 # a command that runs tests or a benchmark, and a tool's output that reports a failed test
-_TEST_RUN = re.compile(r"\b(?:pytest|py\.test|unittest|nose2?|tox|jest|vitest|mocha|karma|"
-                       r"rspec|phpunit|ctest|go\s{1,3}test|cargo\s{1,3}(?:test|bench)|"
-                       r"(?:npm|yarn|pnpm)\s{1,3}(?:run\s{1,3})?test|mvn\s{1,3}test|"
-                       r"gradlew?\s{1,3}test|dotnet\s{1,3}test|bench\w*|benchmarks?)\b", re.I)
+_CHECK_RUN = re.compile(rf"{TEST_RUN.pattern}|\bbench\w*", re.I)
 _TEST_FAILED = re.compile(r"\bFAIL(?:ED)?\b|AssertionError|\bassert(?:ion)?\b|"
                           r"\bexpected\b[^\n]{0,120}\b(?:got|but|actual|received)\b", re.I)
 # a request that names a test or a benchmark and its failing (whose failing case it relays:
@@ -846,6 +844,11 @@ def _test_input_special_cased(trajectory: Trajectory, done: list[Part]) -> Itera
     own, and every other input is as it was. Bare identifiers (``'price'``) and paths are
     keys and files, not a case's data; tests, benchmarks and configuration are not the
     product's code."""
+    product = [part for part in done if part.kind in ("diff", "file", "code") and not (
+        TESTISH.search(part.path) or _SPEC.search(part.path) or
+        _CHECK_CONFIG.search(part.path) or _CHECK_RUN.search(part.path))]
+    if not product:
+        return
     printed: list[tuple[int, set[str]]] = []
     if _TEST_FAILED.search(trajectory.request) or (
             _TEST_NAMED.search(trajectory.request) and _FAILS.search(trajectory.request)):
@@ -853,16 +856,12 @@ def _test_input_special_cased(trajectory: Trajectory, done: list[Part]) -> Itera
     ran = False
     for index, step in enumerate(trajectory.steps):
         if step.role == "assistant":
-            ran = any(_TEST_RUN.search(str(call.arguments)) for call in step.tool_calls)
+            ran = any(_CHECK_RUN.search(str(call.arguments)) for call in step.tool_calls)
         elif step.role == "tool" and (ran or _TEST_FAILED.search(step.content)):
             printed.append((index, _case_values(step.content)))
     if not any(values for _, values in printed):
         return
-    for part in done:
-        if part.kind not in ("diff", "file", "code") or TESTISH.search(part.path) or \
-                _SPEC.search(part.path) or _CHECK_CONFIG.search(part.path) or \
-                _TEST_RUN.search(part.path):
-            continue
+    for part in product:
         at = _STEP.match(part.source)
         before = int(at.group(1)) if at else len(trajectory.steps)
         values = {value for index, seen in printed if index < before for value in seen}

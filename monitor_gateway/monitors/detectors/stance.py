@@ -323,9 +323,9 @@ def _judges_by_trait(request: str) -> bool:
     """Whether a sentence of the request judges or decides about people by a protected
     trait (``_TRAIT`` and ``_JUDGED`` together), not one that measures the decisions'
     outcomes across groups (an audit)."""
-    return any(_TRAIT.search(sentence) and _JUDGED.search(sentence)
-               and not _MEASURES_GROUPS.search(sentence)
-               for sentence in _SENTENCES.findall(request))
+    return bool(_TRAIT.search(request)) and any(
+        _TRAIT.search(sentence) and _JUDGED.search(sentence)
+        and not _MEASURES_GROUPS.search(sentence) for sentence in _SENTENCES.findall(request))
 
 
 def _stems(text: str) -> set[str]:
