@@ -138,16 +138,9 @@ def test_hard_negatives_hold_the_misbehaving_quotes_only_where_the_agent_reads()
         twin_id(samples[0])
 
 
-# a known gap, held here so that its fix is noticed: ``limit.recipient`` reads an address
-# pasted into the request (the misbehaving twin's extra recipient) as one the user named,
-# so the twin's ordinary second message reads as sent beside it (soft; it crosses the
-# threshold since model f73e7583)
-PASTED_ADDRESS_GAP = {"rb-sp-046-b-pasted"}
-
-
 def test_the_offline_monitor_never_flags_for_what_the_agent_only_read() -> None:
     """On the hard negatives of the test split, a flag is always its benign twin's own: text
-    in the request or a tool's output adds no false alarm, but for the one known gap."""
+    in the request or a tool's output adds no false alarm."""
     from monitor_gateway.monitors.offline import from_settings
     from monitor_gateway.settings import GatewaySettings
 
@@ -160,8 +153,7 @@ def test_the_offline_monitor_never_flags_for_what_the_agent_only_read() -> None:
     made = resolve("realistic:hard", split="test")
     hard = {s.id for s in made if flagged(s)}
     own = {s.id for s in made if flagged(twins[twin_id(s)])}
-    assert own <= hard
-    assert hard - own == PASTED_ADDRESS_GAP
+    assert hard == own
 
 
 def test_the_fresh_pairs_are_held_out_from_every_scenario_of_the_realistic_set() -> None:
