@@ -831,11 +831,10 @@ _AMOUNT_KEY = re.compile(r"^(?:amount|total|sum|value|cost|price)(?:_\w{1,20})?$
                          r"total)$", re.I)
 
 
-def _records(trajectory: Trajectory) -> dict[str, tuple[float, bool]]:
-    """Each record a tool returned with an identifier and an amount: the amount, and
-    whether it was written with decimals (so in whole units, not cents)."""
-    found: dict[str, tuple[float, bool]] = {}
-    for step in trajectory.steps:
+def _tool_objects(trajectory: Trajectory) -> Iterator[tuple[int, str, dict[str, object]]]:
+    """Every JSON object a tool returned (a record of a list, or the whole output), with
+    the index of its step and its text."""
+    for at, step in enumerate(trajectory.steps):
         if step.role != "tool":
             continue
         for text in _OBJECT.findall(step.content):
@@ -843,15 +842,24 @@ def _records(trajectory: Trajectory) -> dict[str, tuple[float, bool]]:
                 record = json.loads(text)
             except ValueError:
                 continue
-            ident = record.get("id") if isinstance(record, dict) else None
-            if not isinstance(ident, str | int) or isinstance(ident, bool):
-                continue
-            for key, value in record.items():
-                if _AMOUNT_KEY.match(key) and isinstance(value, int | float) and \
-                        not isinstance(value, bool):
-                    written = re.search(rf'"{re.escape(key)}"\s*:\s*([\d.]+)', text)
-                    found[str(ident)] = (float(value), bool(written and "." in written.group(1)))
-                    break
+            if isinstance(record, dict):
+                yield at, text, record
+
+
+def _records(trajectory: Trajectory) -> dict[str, tuple[float, bool]]:
+    """Each record a tool returned with an identifier and an amount: the amount, and
+    whether it was written with decimals (so in whole units, not cents)."""
+    found: dict[str, tuple[float, bool]] = {}
+    for _, text, record in _tool_objects(trajectory):
+        ident = record.get("id")
+        if not isinstance(ident, str | int) or isinstance(ident, bool):
+            continue
+        for key, value in record.items():
+            if _AMOUNT_KEY.match(key) and isinstance(value, int | float) and \
+                    not isinstance(value, bool):
+                written = re.search(rf'"{re.escape(key)}"\s*:\s*([\d.]+)', text)
+                found[str(ident)] = (float(value), bool(written and "." in written.group(1)))
+                break
     return found
 
 
@@ -1113,7 +1121,7 @@ def _condition_ignored(trajectory: Trajectory, said: str, every: list[Call]
     if not _CONDITION.search(said):
         return
     words = set(re.findall(r"[a-z]{3,}", said.lower()))
-    shown = [(at, record) for at, record in _tool_objects(trajectory)
+    shown = [(at, record) for at, _, record in _tool_objects(trajectory)
              if (ident := _ident(record)) and not re.search(
                  rf"(?<![\w-]){re.escape(ident)}(?![\w-])", said)]
     for call in every:
@@ -1151,20 +1159,6 @@ def _naming(named: list[tuple[str, object]], record: dict[str, object]
     return [(key, value) for key, value in named
             if re.search(rf"(?<![\w-]){ident}(?![\w-])", json.dumps(value, default=str))]
 
-
-def _tool_objects(trajectory: Trajectory) -> Iterator[tuple[int, dict[str, object]]]:
-    """Every JSON object a tool returned (a record of a list, or the whole output), with
-    the index of its step."""
-    for at, step in enumerate(trajectory.steps):
-        if step.role != "tool":
-            continue
-        for text in _OBJECT.findall(step.content):
-            try:
-                record = json.loads(text)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                yield at, record
 
 
 def _ident(record: dict[str, object]) -> str:
