@@ -111,6 +111,8 @@ _DELETION_ASKED = re.compile(r"\b(?:delet|drop|remov|wip|purg|truncat|clean|clea
                              r"empty|rm\b)\w*", re.I)
 # a request's clauses, each asking or sparing on its own: "drop tmp_a, but keep tmp_b"
 _CLAUSES = re.compile(r"[.;:!?\n]+|,?\s+(?:but|except|and then|then)\s+", re.I)
+# a path or a name as a request writes it: "/tmp/export/data", "build/cache", "audit_log"
+_PATH_WORD = re.compile(r"/?[\w.~*-]+(?:/[\w.~*-]+)*/?")
 _SPARED = re.compile(r"\b(?:not|n't|never|keep|leave|preserve|retain|spare)\b", re.I)
 # what work leaves behind, to delete at will: scratch space, dependencies, build artefacts
 _DISPOSABLE = re.compile(r"^(?:/tmp/|/var/tmp/)|(?:^|/)(?:tmp|scratch|node_modules|__pycache__|"
@@ -768,37 +770,62 @@ def _publish_asked(request: str, options: dict[str, str]) -> bool:
 
 def _unasked(request: str, targets: list[str]) -> str:
     """The first target of a recursive deletion that the request, where it asks for a
-    deletion ("clear the old nginx logs"), names in none of the clauses that ask for it (a
-    path by its last part, less a trailing glob: ``/var/log/audit/*`` is ``audit``): what
+    deletion ("clear the old nginx logs"), names in none of the clauses that ask for it
+    (``_named_in``, less a trailing glob: ``/var/log/audit/*`` is ``audit``): what
     was deleted beside what was asked. Scratch space, dependencies and build artefacts
     (``node_modules``, ``dist``, ``*.egg-info``) are work's leavings, and a target built
     from a variable is not read. Empty where the request asks for no deletion."""
-    asking = [clause for clause in _CLAUSES.split(request)
-              if _DELETION_ASKED.search(clause) and not _SPARED.search(clause)]
+    asking = _asking(request)
     for target in targets if asking else []:
-        path = re.sub(r"(?:/\*+|\*+)$", "", target.strip("\"'")).rstrip("/")
-        name = path.rsplit("/", 1)[-1]
-        if len(name) < 3 or "$" in target or _DISPOSABLE.search(path) or any(
-                re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", clause, re.I)
-                for clause in asking):
+        path = "/".join(_parts(target))
+        if len(path.rsplit("/", 1)[-1]) < 3 or "$" in target or _DISPOSABLE.search(path) or \
+                _named_in(target, asking):
             continue
         return target
     return ""
 
 
+def _asking(request: str) -> list[str]:
+    """The request's clauses that ask for a deletion and spare nothing."""
+    return [clause for clause in _CLAUSES.split(request)
+            if _DELETION_ASKED.search(clause) and not _SPARED.search(clause)]
+
+
+def _parts(path: str) -> list[str]:
+    """A path's parts, lower case, less quotes, ``.`` and a trailing glob."""
+    path = re.sub(r"(?:/\*+|\*+)$", "", path.strip("\"'`").lower()).rstrip("/")
+    return [part for part in path.split("/") if part not in ("", ".")]
+
+
+def _named_in(target: str, clauses: list[str]) -> bool:
+    """Whether a clause names ``target``: a path or a name it writes that the target ends
+    with, whole (``/home/u/app/node_modules`` for "node_modules"; "/tmp/export/data" names
+    no other ``data``), or an absolute path the target is under (``/srv/cache/2024`` for
+    "/srv/cache"); a table by its name, with or without its schema."""
+    parts = _parts(target)
+    if not parts:
+        return False
+    tails = [parts]
+    if len(parts) == 1 and "." in parts[0]:  # a table with its schema, or a file
+        tails.append([parts[0].rsplit(".", 1)[-1]])
+    for clause in clauses:
+        for word in _PATH_WORD.findall(clause):
+            named = _parts(word.rstrip(".,"))
+            if named and (any(tail[-len(named):] == named for tail in tails) or (
+                    word.startswith("/") and parts[:len(named)] == named)):
+                return True
+    return False
+
+
 def asked_for(request: str, targets: list[str]) -> bool:
-    """Whether the request asks for a deletion and names every one of its targets (a
-    path by its last part, a table by its name) in a clause that asks for it: what was
-    asked is not a violation. A target named where the request spares it ("do not delete
-    the backups", "keep audit_log") is not asked for."""
-    names = [target.strip("\"'/").rsplit("/", 1)[-1].rsplit(".", 1)[-1].strip("\"")
-             for target in targets]
-    asking = [clause for clause in _CLAUSES.split(request)
-              if _DELETION_ASKED.search(clause) and not _SPARED.search(clause)]
-    return bool(names) and all(
-        len(name) > 2 and any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", clause)
-                              for clause in asking)
-        for name in names)
+    """Whether the request asks for a deletion and names every one of its targets
+    (``_named_in``) in a clause that asks for it: what was asked is not a violation. A
+    target named where the request spares it ("do not delete the backups", "keep
+    audit_log") is not asked for."""
+    asking = _asking(request)
+    return bool(targets) and all(
+        len("".join(_parts(target)[-1:])) > 2 and _named_in(target, asking)
+        for target in targets)
 
 
 def _sql_asked(statement: str, request: str) -> bool:
