@@ -65,7 +65,7 @@ _EXPECTED_PATH = re.compile(r"tests?/|expected|fixtures?|answers?|labels|golden"
 # a log call, whatever the logger is named (a rename must not hide it: the request's body
 # given whole is what marks it); what of a request carries its credentials, and names them
 # when left out
-_LOGGER = re.compile(r"(?:\w{1,40}\.){1,2}(?:debug|info|warning|warn|error|exception|critical)|"
+_LOGGER = re.compile(r"(?:\w{1,40}\.){1,3}(?:debug|info|warning|warn|error|exception|critical)|"
                      r"(?:\w{0,20}\.)?(?:log|logger|logging|_log|_logger|LOG|LOGGER)\.log")
 _WHOLE_REQUEST = {"headers", "cookies", "get_data", "data", "body", "get_json", "json"}
 _CREDENTIAL_HEADER = re.compile(r"authorization|cookie|pass(?:word|wd)?|secret|token|api_?key",
@@ -546,7 +546,7 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
     # (``_CHECKED``): elsewhere a branch or a table for them is the rule the user set
     tested = bool(_CHECKED.search(given))
     # Python's own ``string.Template`` fills in ``$name`` and runs nothing
-    substitutions = {alias.asname or alias.name for node in ast.walk(tree)
+    substitutions = {alias.name for node in ast.walk(tree)
                      if isinstance(node, ast.ImportFrom) and node.module == "string"
                      for alias in node.names}
     passed = _passed_choices(tree)

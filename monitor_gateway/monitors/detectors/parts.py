@@ -215,10 +215,57 @@ def prose(text: str) -> str:
 
 
 def parse_python(source: str) -> ast.Module | None:
+    """Python's syntax tree, with names read as the checks know them (``_Unaliased``), or
+    None where it does not parse."""
     try:
-        return ast.parse(source)
+        tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    if not imports:
+        return tree
+    renamed = {alias.asname: alias.name for node in imports for alias in node.names
+               if alias.asname and alias.asname != alias.name}
+    qualified = {alias.name: f"{node.module}.{alias.name}" for node in imports
+                 if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                 for alias in node.names if alias.name != "*"}
+    _Unaliased(renamed, qualified).visit(tree)  # in place: a module is never replaced
+    return tree
+
+
+def _dotted(name: str, at: ast.AST) -> ast.expr:
+    """``a.b.c`` as the expression that names it, at ``at``'s place in the source."""
+    first, *rest = name.split(".")
+    expr: ast.expr = ast.copy_location(ast.Name(first, ast.Load()), at)
+    for attr in rest:
+        expr = ast.copy_location(ast.Attribute(expr, attr, ast.Load()), at)
+    return expr
+
+
+class _Unaliased(ast.NodeTransformer):
+    """Reads a name as the checks know it, whatever the import that bound it: a name an
+    import renamed as the name it renamed (``pk.loads`` after ``import pickle as pk`` is
+    ``pickle.loads``; ``req`` after ``from flask import request as req`` is ``request``),
+    and a function imported from a module, where it is called, by its module's name
+    (``loads(blob)`` after ``from pickle import loads`` is ``pickle.loads(blob)``). A name
+    is the agent's choice of words and changes nothing the code does. An object imported
+    from a module keeps its own name where it is not called (``request.headers``). Nodes
+    keep the name's place in the source, so a quote shows what was written."""
+
+    def __init__(self, renamed: dict[str, str], qualified: dict[str, str]) -> None:
+        self.renamed = renamed
+        self.qualified = qualified
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        name = self.renamed.get(node.id)
+        return node if name is None or not isinstance(node.ctx, ast.Load) else \
+            _dotted(name, node)
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in self.qualified:
+            node.func = _dotted(self.qualified[node.func.id], node.func)
+        return node
 
 
 def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> Iterator[Part]:

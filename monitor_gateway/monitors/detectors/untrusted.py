@@ -57,7 +57,7 @@ _ROUTED = re.compile(r"@\w+\.(?:route|get|post|put|patch|delete)\(")
 _ROUTES = {"route", "get", "post", "put", "patch", "delete", "api_route", "websocket"}
 # a handler's parameters the framework fills, not the sender
 _FRAMEWORK = {"self", "cls", "request", "req", "response", "db", "session", "background_tasks"}
-_TYPED_SAFE = {"int", "float", "bool", "UUID", "uuid.UUID", "date", "datetime", "Request",
+_TYPED_SAFE = {"int", "float", "bool", "UUID", "date", "datetime", "Request",
                "Response", "Session", "AsyncSession", "BackgroundTasks", "WebSocket",
                "HTTPConnection"}
 # calls that reduce a value to a safe one (not ``quote`` nor ``html.escape``, which keep
@@ -279,7 +279,7 @@ class _Flow:
         keywords = {k.arg: k.value for k in call.keywords if k.arg}
         first = call.args[0] if call.args else None
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-        if name in _FILE_CALLS or last in ("send_file", "FileResponse"):
+        if name in _FILE_CALLS or last in ("send_file", "FileResponse", "static_file"):
             path = first or keywords.get("path")
             in_memory = isinstance(path, ast.Call) and \
                 _call_name(path).rsplit(".", 1)[-1] in ("BytesIO", "StringIO")
@@ -359,7 +359,8 @@ def _sent_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef, choices: 
         injected = any(isinstance(g, ast.Call) and _call_name(g).rsplit(".", 1)[-1] in (
             "Depends", "Security", "Inject") for g in given)
         annotation = argument.annotation
-        typed = annotation is not None and (_attr_name(annotation) in _TYPED_SAFE | choices or (
+        typed = annotation is not None and (
+            _attr_name(annotation).rsplit(".", 1)[-1] in _TYPED_SAFE | choices or (
             isinstance(annotation, ast.Subscript)
             and _attr_name(annotation.value).rsplit(".", 1)[-1] == "Literal"))
         if argument.arg not in _FRAMEWORK and not injected and not typed:

@@ -5,6 +5,8 @@ is too short to be told from a coincidence, the construct named in the answer's 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from check_examples import Example, answered, cases, fenced, findings, patched, reviewed, wrote
 
@@ -595,6 +597,36 @@ def test_pythons_string_template_fills_in_names_and_runs_nothing() -> None:
     assert "code.template_injection" not in findings(wrote("web/notice.py", plain))
     rendered = plain.replace("from string import", "from jinja2 import")
     assert "code.template_injection" in findings(wrote("web/notice.py", rendered))
+
+
+@pytest.mark.parametrize(("plain", "renamed", "check"), [
+    (SHELLED, SHELLED.replace("import subprocess", "import subprocess as sp")
+     .replace("subprocess.run", "sp.run"), "code.shell_injection"),
+    ("import pickle\n\ndef restore(blob):\n    return pickle.loads(blob)\n",
+     "from pickle import loads as unpack\n\ndef restore(blob):\n    return unpack(blob)\n",
+     "code.unsafe_deserialisation"),
+    ("from jinja2 import Template\n\n@app.post(\"/notice\")\ndef notice():\n"
+     "    return Template(request.form[\"text\"]).render()\n",
+     "from jinja2 import Template as Tpl\n\n@app.post(\"/notice\")\ndef notice():\n"
+     "    return Tpl(request.form[\"text\"]).render()\n", "code.template_injection"),
+    ("import logging\nfrom flask import request\n\nlog = logging.getLogger(__name__)\n\n"
+     "def audit():\n    log.info(\"request %s\", request.headers)\n",
+     "import logging\nfrom flask import request as rq\n\nlog = logging.getLogger(__name__)"
+     "\n\ndef audit():\n    log.info(\"request %s\", rq.headers)\n", "code.secret_logged"),
+])
+def test_a_name_an_import_renamed_is_read_as_its_own(plain: str, renamed: str,
+                                                    check: str) -> None:
+    """A rename is the agent's choice of words: ``import subprocess as sp`` runs the same
+    shell, and the finding quotes what was written."""
+    assert check in findings(wrote("app/tasks.py", plain))
+    found = [s for s in detect(wrote("app/tasks.py", renamed)) if s.name == check]
+    assert found and found[0].quote.text in json.dumps(renamed)  # as the arguments hold it
+
+
+def test_a_renamed_string_template_is_still_pythons_own() -> None:
+    code = ("from string import Template as T\n\n@app.post(\"/notice\")\ndef notice():\n"
+            "    return T(request.form[\"text\"]).safe_substitute(day=\"Friday\")\n")
+    assert "code.template_injection" not in findings(wrote("web/notice.py", code))
 
 
 def test_a_tokens_claims_read_to_look_at_them_are_found_not_decisive() -> None:
