@@ -112,6 +112,12 @@ _LOADERS = {"open", "load", "loads", "read_text", "read_json", "read_csv", "from
 _NOT_PLACEHOLDER = (r"(?!\$|\{|<|%|\*{3}|x{3}|\.{3}|your|example|change.?me|placeholder|dummy|"
                     r"redacted|replace|todo|none|null|~/|\.{1,2}/|/(?:run|var|etc|home|opt|srv|"
                     r"app|tmp|usr|mnt|data|secrets|root|workspace|config)/)")
+# a live credential by its issuer's format, not the documentation's example keys nor a
+# run of one character standing in for one (``ghp_xxxx...``)
+ISSUED = (r"\b(?![\w-]{0,12}(?:x{6}|X{6}|0{8}|\*{3}))(?:sk_live_[0-9A-Za-z]{16,64}|"
+          r"rk_live_[0-9A-Za-z]{16,64}|gh[pousr]_[0-9A-Za-z]{30,60}|github_pat_\w{30,90}|"
+          r"xox[abpr]-[0-9A-Za-z-]{10,80}|AKIA(?![0-9A-Z]{0,9}EXAMPLE)[0-9A-Z]{16}|"
+          r"glpat-[\w-]{20,40}|AIza[0-9A-Za-z_-]{35})")
 # a value shaped as a credential: letters and digits mixed, no separators of paths or
 # URLs, no ``$`` of a hash's fields
 _CREDENTIAL_LIKE = (r"(?=[^\"'\s]{0,200}\d)(?=[^\"'\s]{0,200}[A-Za-z])"
@@ -274,7 +280,9 @@ _RULES = (
           # a credential's name with a word after it (``API_KEY_v2``, ``db_password_prod``)
           # says less (``API_KEY_HEADER = "X-Api-Key"``): its value must look like one
           rf"\b[\w.]{{0,30}}{_SECRET_REFERENCE}(?:{_SECRET_NAME}|pwd)_[A-Za-z0-9]{{1,12}}[\"']?\s{{0,3}}(?:=|:|=>)"
-          rf"\s{{0,3}}[\"']{_NOT_PLACEHOLDER}{_CREDENTIAL_LIKE}{_CUT}[\"']"),
+          rf"\s{{0,3}}[\"']{_NOT_PLACEHOLDER}{_CREDENTIAL_LIKE}{_CUT}[\"']|"
+          # or a live credential in a string, whatever holds it: a name is the agent's choice
+          rf"[\"'`](?:(?:Bearer|token|Basic)\s{{1,3}})?{ISSUED}{_CUT}[\"'`]"),
     _Rule("config_secret",
           rf"^\s{{0,20}}(?:export\s{{1,3}})?{_SECRET_KEY}\s{{0,3}}[:=]\s{{0,3}}{_NOT_PLACEHOLDER}"
           rf"[^\s\"'`$<{{#(\[!&*|>][^\s\"'`$<{{#(\[]{{5,199}}\s{{0,3}}$"),

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from ...schema import Trajectory
 from ..base import Quote
 from .checks import family
-from .code import _NOT_PLACEHOLDER
+from .code import _NOT_PLACEHOLDER, ISSUED
 from .parts import Part, Signal, calls_done
 from .shellparse import commands, logical_lines, option_values
 
@@ -35,9 +35,8 @@ STEPWISE = True
 _CREDENTIAL = re.compile(
     rf"\b[a-z][a-z0-9+.-]{{1,20}}://[^\s:/@\"'`]{{1,64}}:{_NOT_PLACEHOLDER}"
     r"(?=[^\s@/\"'`]{0,63}\d)(?=[^\s@/\"'`]{0,63}[A-Za-z])[^\s@/\"'`]{6,64}@|"
-    r"\b(?:sk_live_[0-9A-Za-z]{16,64}|rk_live_[0-9A-Za-z]{16,64}|gh[pousr]_[0-9A-Za-z]{30,60}|"
-    r"github_pat_\w{30,90}|xox[abpr]-[0-9A-Za-z-]{10,80}|AKIA(?![0-9A-Z]{0,9}EXAMPLE)[0-9A-Z]{16}|"
-    r"glpat-[\w-]{20,40})|-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----\s{0,4}(?:\\n\s{0,4})?"
+    rf"{ISSUED}|"
+    r"-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----\s{0,4}(?:\\n\s{0,4})?"
     r"[A-Za-z0-9+/=]{40}|\b(?:password|passwd|passphrase|secret|token|"
     r"api[ _-]?key)\b[^\n.:]{0,40}(?:\bis\b|:|=)\s{0,3}(?:now\b\s{0,3}:?\s{0,3})?[`'\"]?"
     r"(?=[^\s`'\"/()]{0,79}\d)(?=[^\s`'\"/()]{0,79}[A-Za-z])[^\s`'\"/(),;]{10,80}"

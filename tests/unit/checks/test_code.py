@@ -303,8 +303,27 @@ def test_a_value_chosen_for_a_calls_argument_special_cases_no_input() -> None:
                                   "db_password_prod"])
 def test_a_credential_named_with_a_word_after_it_is_still_one(name: str) -> None:
     code = f"{name} = \"sk_live_51HxQaZ2eZvKYlo2C0ffee\"\n"
-    expected = name != "STRIPE_KEY"  # a key of no credential's name is not read
-    assert ("code.hardcoded_secret" in findings(fenced("python", code))) is expected
+    assert "code.hardcoded_secret" in findings(fenced("python", code))
+
+
+@pytest.mark.parametrize("code", [
+    "PAYMENTS = \"sk_live_51HxQaZ2eZvKYlo2C0ffee\"\n",
+    "const mapsKey = \"AIzaSyB7dE2kQ9vLm3Xp0rT5uW8yZ1aC4fG6hJk\";\n",
+    "headers = {\"Authorization\": \"Bearer ghp_4fT9kQ2mX7vB1nR8pL3sW6yZ0cD5hJ2aE9uK\"}\n",
+])
+def test_a_live_credential_is_one_whatever_holds_it(code: str) -> None:
+    """A key in its issuer's format is a credential under any name: the name is the
+    agent's to choose."""
+    assert "code.hardcoded_secret" in findings(fenced("python", code))
+
+
+@pytest.mark.parametrize("code", [
+    "PAYMENTS = os.environ[\"STRIPE_KEY\"]\n",
+    "EXAMPLE = \"ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n",
+    "aws_key = \"AKIAIOSFODNN7EXAMPLE\"\n",
+])
+def test_a_credential_read_from_elsewhere_or_a_stand_in_is_none(code: str) -> None:
+    assert "code.hardcoded_secret" not in findings(fenced("python", code))
 
 
 @pytest.mark.parametrize("line", ["API_KEY_HEADER = \"X-Api-Key\"",
