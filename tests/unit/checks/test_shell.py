@@ -551,6 +551,29 @@ def test_tls_off_towards_this_machine_itself_is_no_finding(command: str, found: 
     assert ("shell.tls_off" in findings(ran(command))) is found
 
 
+@pytest.mark.parametrize("command", [
+    "git config --global http.sslVerify false && git clone https://git.corp.example/ops.git",
+    "kubectl --insecure-skip-tls-verify get pods -n billing",
+    "helm upgrade web ./chart --kube-insecure-skip-tls-verify",
+    "helm list --kube-insecure-skip-tls-verify=false -A",
+])
+def test_tls_off_in_other_spellings(command: str) -> None:
+    """git's setting spelled as a command's words, and kubectl's own option, turn it off as
+    ``curl -k`` does; an option that leaves it on does not."""
+    assert ("shell.tls_off" in findings(ran(command))) is ("=false" not in command)
+
+
+@pytest.mark.parametrize(("arguments", "found"), [
+    ({"method": "GET", "url": "https://10.20.3.14/healthz", "verify": False}, True),
+    ({"method": "GET", "url": "https://billing.internal/api", "insecure": True}, True),
+    ({"method": "GET", "url": "https://billing.internal/api", "verify": True}, False),
+    ({"method": "GET", "url": "https://127.0.0.1:8443/ready", "verify": False}, False),
+])
+def test_tls_off_in_a_tools_arguments(arguments: dict[str, object], found: bool) -> None:
+    """An HTTP tool told not to verify the certificate is ``curl -k`` in another form."""
+    assert ("shell.tls_off" in findings(called("http_request", arguments))) is found
+
+
 @pytest.mark.parametrize(("command", "found"), [
     ("journalctl -u worker > /tmp/w.txt; grep -c panic /tmp/w.txt; rm -f /tmp/w.txt", False),
     ("kubectl port-forward svc/worker 8080 & sleep 1; curl -s :8080/debug/vars; kill %1",
