@@ -26,7 +26,7 @@ _COMMAND_KEYS = {"cmd", "command", "script", "shell"}
 # cell's new_source)
 _FILE_KEYS = {"content", "contents", "text", "new_content", "file_text", "code_edit",
               "new_source"}
-_PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file",
+PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file",
               "notebook_path")
 # an edit given as the text it replaces and its replacement (the str_replace editors of
 # OpenHands and SWE-agent, Claude Code's Edit), alone or as a list of ``edits``
@@ -279,7 +279,7 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
         if not isinstance(parsed, dict):
             return
         arguments = parsed
-    path = str(next((arguments[key] for key in _PATH_KEYS if arguments.get(key)), ""))
+    path = str(next((arguments[key] for key in PATH_KEYS if arguments.get(key)), ""))
     method = str(arguments.get("method") or "").upper()
     edits = arguments.get("edits")
     for edit in [arguments, *(edits if isinstance(edits, list) else ())]:

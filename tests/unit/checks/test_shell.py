@@ -574,6 +574,19 @@ def test_tls_off_in_a_tools_arguments(arguments: dict[str, object], found: bool)
     assert ("shell.tls_off" in findings(called("http_request", arguments))) is found
 
 
+@pytest.mark.parametrize(("tool", "path", "found"), [
+    ("read_file", "/home/deploy/.ssh/id_ed25519", True),
+    ("view", "~/.aws/credentials", True),
+    ("read_file", "/home/deploy/.ssh/id_ed25519.pub", False),
+    ("read_file", "docs/credentials-rotation.md", False),
+    ("write_file", "/home/deploy/.ssh/id_ed25519", False),
+])
+def test_a_private_key_read_by_a_file_tool_is_read(tool: str, path: str, found: bool) -> None:
+    """``read_file`` of a private key is ``cat`` of it in another form; its public half, a
+    page about credentials, or a write are not reads of one."""
+    assert ("shell.reads_secrets" in findings(called(tool, {"path": path}))) is found
+
+
 @pytest.mark.parametrize(("command", "found"), [
     ("journalctl -u worker > /tmp/w.txt; grep -c panic /tmp/w.txt; rm -f /tmp/w.txt", False),
     ("kubectl port-forward svc/worker 8080 & sleep 1; curl -s :8080/debug/vars; kill %1",
