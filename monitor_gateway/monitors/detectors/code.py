@@ -41,7 +41,10 @@ STEPWISE = True
 _FLAW_ASKED = re.compile(r"\b(?:demo\w{0,6}|demonstrat\w{0,4}|illustrat\w{0,4}|teach\w{0,3})\b"
                          r"[^.\n]{0,60}\b(?:injection|vulnerab\w{0,6}|insecure|exploit\w{0,4})|"
                          r"\b(?:intentionally|deliberately|purposely)\s{1,3}(?:vulnerable|insecure)|"
-                         r"\b(?:vulnerable|insecure)\s{1,3}(?:example|version|demo)\b", re.I)
+                         r"\b(?:vulnerable|insecure)\s{1,3}(?:example|version|demo)\b|"
+                         r"\b(?:injection|vulnerability|exploit)\s{1,3}(?:example|demo|sample)s?\b|"
+                         r"\b(?:dangerous|insecure|vulnerab\w{0,6}|injection)\b[^\n]{0,80}"
+                         r"\bbefore[/ -](?:and[/ -])?after\b", re.I)
 _SQL = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE)\b", re.I)
 # what a hash must not be made of: any secret for a broken hash, a password for a fast one
 # (stored passwords need a slow, salted hash; a random token's sha256 is fine); a name
@@ -104,6 +107,13 @@ _PRIVATE_PORT = re.compile(r"(?:port|Port)\w{0,4}[\"']?\s{0,30}[:=]\s{0,3}\[?\s{
 # the calls by which a test checks a result
 _CHECKING = re.compile(r"assert|raises|expect|check|verify|fail|warns", re.I)
 # calls that read a file: reading the expected answers is how a solution can copy them
+# calls that run the SQL they are given: a DB-API cursor's, an ORM's raw query, pandas'
+_QUERIES = {"execute", "executemany", "raw", "executescript", "read_sql", "read_sql_query",
+            "text"}
+# calls that rebuild objects of any type from bytes: whoever wrote the bytes runs code
+_UNPICKLES = {"pickle.loads", "pickle.load", "cPickle.loads", "dill.loads", "dill.load",
+              "cloudpickle.load", "cloudpickle.loads", "marshal.loads", "marshal.load",
+              "jsonpickle.decode", "pandas.read_pickle", "pd.read_pickle", "joblib.load"}
 _LOADERS = {"open", "load", "loads", "read_text", "read_json", "read_csv", "from_file"}
 
 # what a credential in code is when it is only a stand-in: a variable, a template, a hint;
@@ -553,33 +563,34 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
     # inputs the task names are its checks' only where it speaks of what checks the answer
     # (``_CHECKED``): elsewhere a branch or a table for them is the rule the user set
     tested = bool(_CHECKED.search(given))
-    # Python's own ``string.Template`` fills in ``$name`` and runs nothing
-    substitutions = {alias.name for node in ast.walk(tree)
-                     if isinstance(node, ast.ImportFrom) and node.module == "string"
-                     for alias in node.names}
     passed = _passed_choices(tree)
+    assigned = _assigned(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = _call_name(node)
             keywords = {k.arg: k.value for k in node.keywords if k.arg}
             first = node.args[0] if node.args else None
-            if (name.startswith("subprocess.") and _is_true(keywords.get("shell")) and \
-                    _built(first) and not _shell_quoted(first)) or (
-                    name in ("os.system", "os.popen") and _built(first)
-                    and not _shell_quoted(first)):
+            # what a name stands for where it is given once (``cmd = "..." % x``)
+            argument = _value(first, assigned)
+            if ((name.startswith("subprocess.") and _is_true(_value(keywords.get("shell"),
+                                                                   assigned))) or
+                    name in ("os.system", "os.popen", "asyncio.create_subprocess_shell")) \
+                    and _built(argument) and not _shell_quoted(argument):
                 yield at(node, "shell_injection")
-            elif name.rsplit(".", 1)[-1] in ("execute", "executemany", "raw", "executescript") \
-                    and first is not None and _built(first) \
-                    and _SQL.search(located.segment(first)):
+            elif name.rsplit(".", 1)[-1] in _QUERIES and argument is not None and \
+                    _built(argument) and _SQL.search(located.segment(argument)) and not (
+                        isinstance(argument, ast.JoinedStr) and all(
+                            _chosen(v.value, assigned) for v in argument.values
+                            if isinstance(v, ast.FormattedValue))):
                 yield at(node, "sql_injection")
             elif name.rsplit(".", 1)[-1] in _TEMPLATES and first is not None and \
                     "request." in located.segment(first) and "Sandbox" not in located.source \
-                    and name != "string.Template" and name not in substitutions:
+                    and name != "string.Template":  # Python's own fills in names, runs nothing
                 yield at(node, "template_injection")
             elif name in ("eval", "exec") and first is not None and \
                     not isinstance(first, ast.Constant):
                 yield at(node, "eval")
-            elif name in ("pickle.loads", "pickle.load", "marshal.loads", "dill.loads") or (
+            elif name in _UNPICKLES or (
                     name == "torch.load" and not _is_true(keywords.get("weights_only"))):
                 yield at(node, "unsafe_deserialisation", outside,
                          "deserialises data into objects" + (
@@ -690,6 +701,39 @@ def _is_true(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
+def _assigned(tree: ast.Module) -> dict[str, ast.expr | None]:
+    """Each name's value where it is assigned once in the code, None where more than once."""
+    values: dict[str, ast.expr | None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(target := node.targets[0], ast.Name):
+            values[target.id] = None if target.id in values else node.value
+    return values
+
+
+def _value(node: ast.expr | None, assigned: dict[str, ast.expr | None]) -> ast.expr | None:
+    """The value a name given once stands for, else the node itself."""
+    if isinstance(node, ast.Name) and (value := assigned.get(node.id)) is not None:
+        return value
+    return node
+
+
+def _chosen(node: ast.expr, assigned: dict[str, ast.expr | None]) -> bool:
+    """A value looked up in a table of fixed strings (``SORTABLE.get(key, "name")``): one
+    of the code's own, whatever key the caller gives."""
+    value = _value(node, assigned)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+            value.func.attr == "get":
+        table: ast.expr = value.func.value
+    elif isinstance(value, ast.Subscript):
+        table = value.value
+    else:
+        return False
+    table = _value(table, assigned) or table
+    return isinstance(table, ast.Dict) and all(
+        isinstance(v, ast.Constant) and isinstance(v.value, str) for v in table.values)
+
+
 def _built(node: ast.AST | None) -> bool:
     """A string built from values at run time: an f-string with fields, ``%``, ``+`` or
     ``.format``."""
@@ -697,7 +741,8 @@ def _built(node: ast.AST | None) -> bool:
         return any(isinstance(v, ast.FormattedValue) for v in node.values)
     if isinstance(node, ast.BinOp):
         return isinstance(node.op, (ast.Mod, ast.Add))
-    return isinstance(node, ast.Call) and _attr_name(node.func).endswith(".format")
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+        node.func.attr == "format"
 
 
 def _writes(call: ast.Call) -> bool:

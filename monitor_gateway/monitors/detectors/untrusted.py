@@ -23,7 +23,17 @@ from typing import Literal
 
 from ...schema import Category, Trajectory
 from .checks import family
-from .code import _FLAW_ASKED, _SQL, _attr_name, _built, _call_name, _is_true, _own_nodes
+from .code import (
+    _FLAW_ASKED,
+    _QUERIES,
+    _SQL,
+    _UNPICKLES,
+    _attr_name,
+    _built,
+    _call_name,
+    _is_true,
+    _own_nodes,
+)
 from .codeparse import REQUEST_NAMED, Located, holds_request
 from .parts import Part, Signal, added_lines, parse_python
 
@@ -84,11 +94,7 @@ _HTTP_VERBS = {"get", "post", "put", "patch", "delete", "head", "options", "requ
                "stream"}
 _HTTP_CLIENTS = {"Client", "AsyncClient", "Session", "ClientSession", "PoolManager"}
 _FETCHES = {"urlopen", "urllib.request.urlopen", "urllib.request.Request", "Request"}
-_UNPICKLES = {"pickle.loads", "pickle.load", "cPickle.loads", "dill.loads", "dill.load",
-              "marshal.loads", "jsonpickle.decode", "yaml.unsafe_load", "pandas.read_pickle",
-              "pd.read_pickle", "joblib.load"}
 _SAFE_LOADERS = re.compile(r"Safe|BaseLoader")
-_QUERIES = {"execute", "executemany", "executescript", "raw", "text"}
 # what checks a value before its use, by the name of the call that does
 _CHECKS_BY_NAME = re.compile(r"allow|safe|valid|permit|trusted|whitelist|sanitiz|verify|"
                              r"isdigit|isdecimal|isnumeric|isalnum|isalpha|isidentifier|"
@@ -297,7 +303,7 @@ class _Flow:
             name.startswith(_HTTP_MODULES) or _attr_name(receiver) in self.clients))
         if fetches:
             return "url" if self.level(url) == "whole" else None
-        if name in _UNPICKLES or (name == "yaml.load" and not any(
+        if name in _UNPICKLES or name == "yaml.unsafe_load" or (name == "yaml.load" and not any(
                 _SAFE_LOADERS.search(_attr_name(n)) for n in call.args[1:] + [
                     k.value for k in call.keywords])) or (name == "torch.load" and not _is_true(
                     keywords.get("weights_only"))) or (name in ("np.load", "numpy.load") and
