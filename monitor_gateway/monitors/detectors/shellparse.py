@@ -78,6 +78,16 @@ def nested(text: str) -> Iterator[str]:
             yield from _nested(command.argv)
 
 
+def python_programs(text: str) -> Iterator[str]:
+    """The programs the text's commands give Python to run (``python3 -c "..."``): code
+    the code family reads as it reads a file written."""
+    for _, line in logical_lines(text):
+        for command in commands(line):
+            argv = command.argv
+            if _PYTHON.fullmatch(argv[0].rsplit("/", 1)[-1]) and "-c" in argv[1:-1]:
+                yield argv[argv.index("-c") + 1]
+
+
 def _unwrap(argv: list[str]) -> list[str]:
     """Drop ``sudo -u x``, ``env X=1``, ``timeout 5``, ``npx`` and variable assignments
     before the real program."""
