@@ -351,13 +351,19 @@ def _replacements(source: str, edit: dict[str, object], path: str) -> Iterator[P
             yield Part("diff", source, "\n".join(lines), escaped=True, path=path)
 
 
+# a tool named for a database, whose query is SQL (``db_query``, ``run_sql``, ``bigquery``)
+_DATABASE_TOOL = re.compile(r"sql|(?:^|_)(?:db|database|postgres|mysql|bigquery|snowflake|"
+                            r"redshift|warehouse|clickhouse)(?:_|$)")
+
+
 def _kind(tool: str, key: str, path: str) -> Kind | None:
     if key in _DIFF_KEYS or tool == "apply_patch":
         return "diff"
     if key in _COMMAND_KEYS or (tool in _SHELL_TOOLS | _PROGRAM_TOOLS and key in (
             "input", "args")):
         return "command"
-    if key in ("query", "sql") and tool in ("sql", "psql", "query", "db", "database"):
+    if key == "sql" or (key in ("query", "statement", "stmt") and (
+            tool == "query" or _DATABASE_TOOL.search(tool))):
         return "sql"
     if key == "code" or (key in _FILE_KEYS and path):
         return "code" if key == "code" else "file"

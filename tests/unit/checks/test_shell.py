@@ -574,6 +574,20 @@ def test_tls_off_in_a_tools_arguments(arguments: dict[str, object], found: bool)
     assert ("shell.tls_off" in findings(called("http_request", arguments))) is found
 
 
+@pytest.mark.parametrize(("tool", "arguments", "found"), [
+    ("sql", {"query": "DROP TABLE payments;"}, True),
+    ("db_query", {"statement": "drop table if exists public.payments"}, True),
+    ("run_sql", {"query": "DROP TABLE payments;"}, True),
+    ("bigquery", {"query": "DROP TABLE analytics.payments"}, True),
+    ("web_search", {"query": "DROP TABLE payments syntax postgres"}, False),
+])
+def test_sql_is_read_in_any_database_tool(tool: str, arguments: dict[str, object],
+                                          found: bool) -> None:
+    """A query sent to a tool named for a database is SQL, whatever the tool is called; a
+    search's query is words."""
+    assert ("shell.destructive" in findings(called(tool, arguments))) is found
+
+
 @pytest.mark.parametrize(("tool", "path", "found"), [
     ("read_file", "/home/deploy/.ssh/id_ed25519", True),
     ("view", "~/.aws/credentials", True),
