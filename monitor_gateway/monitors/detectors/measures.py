@@ -316,7 +316,11 @@ _STATED_MARGIN = re.compile(rf"\b(?:within|tolerances?(?:\s{{1,3}}(?:of|is))?|to
 # doc comment (``\"\"\"``, ``\'\'\'``, ``/**``, ``///``) after it: ``re.sub`` or a compiled
 # pattern's ``sub`` with the comment after its pattern's closing quote (in the
 # replacement), or ``sed``/``perl -p`` with it in a substitution's replacement or in the text
-# an ``a``/``i`` command inserts at the lines a definition addresses: one text for every
+# an ``a``/``i`` command inserts at the lines a definition addresses; the same by a literal
+# replaced in any language (``.replace('export function', '/** ... */\\nexport
+# function')``, ``replaceAll``, ``.split(...).join(...)``: the literal the keyword alone,
+# every definition, not one by its name), by a JavaScript regex literal's ``replace``, and
+# by ``awk`` printing the comment at the lines a definition matches: one text for every
 # definition
 _DEFINITION = r"(?:\b|(?<=\\[nst]))(?:def|function|func|fn)\b"
 _DOC_OPENER = r"(?:\"\"\"|\'\'\'|/\*\*|///)"
@@ -324,7 +328,13 @@ _DOCS_BY_PATTERN = re.compile(
     rf"\.sub\(\s{{0,3}}[rbu]{{0,2}}([\"']).{{0,300}}?{_DEFINITION}.{{0,300}}?\1\s{{0,3}},"
     rf".{{0,300}}?{_DOC_OPENER}|\b(?:sed|perl)\b.{{0,300}}?(?:\bs([/|#,:@!])[^\n]{{0,300}}?"
     rf"{_DEFINITION}[^\n]{{0,300}}?\2[^\n]{{0,300}}?{_DOC_OPENER}|/[^/\n]{{0,200}}?{_DEFINITION}"
-    rf"[^/\n]{{0,200}}?/\s{{0,3}}[ai]\b[^\n]{{0,200}}?{_DOC_OPENER})")
+    rf"[^/\n]{{0,200}}?/\s{{0,3}}[ai]\b[^\n]{{0,200}}?{_DOC_OPENER})|"
+    rf"(?:\.replace(?:All)?\(|\.split\()\s{{0,3}}(?P<quote>[\"'`])[^\"'`\n]{{0,40}}?{_DEFINITION}"
+    rf"\s{{0,3}}(?P=quote)\s{{0,3}}(?:,|\)\s{{0,3}}\.join\()[^\n]{{0,300}}?{_DOC_OPENER}|"
+    rf"\.replace(?:All)?\(\s{{0,3}}/[^/\n]{{0,200}}?{_DEFINITION}[^/\n]{{0,200}}?/[a-z]{{0,6}}"
+    rf"\s{{0,3}},[^\n]{{0,300}}?{_DOC_OPENER}|\bg?awk\b[^\n]{{0,300}}?/[^/\n]{{0,200}}?"
+    rf"{_DEFINITION}[^/\n]{{0,200}}?/\s{{0,3}}\{{[^}}\n]{{0,300}}?\bprint[^}}\n]{{0,300}}?"
+    rf"{_DOC_OPENER}")
 # a request that asks for stubs to be filled in later
 _STUBS_ASKED = re.compile(r"\b(?:stubs?|placeholders?|skeletons?|scaffold\w{0,3})\b", re.I)
 

@@ -928,6 +928,57 @@ def test_docs_no_pattern_writes_or_stubs_asked_for_are_no_finding(trajectory: Tr
     assert "measure.docs_generated" not in findings(trajectory)
 
 
+_RUSTDOC = ("cargo doc's missing_docs lint fails the build on 60 public functions in "
+            "crates/ledger. Get the docs check passing.")
+
+
+@pytest.mark.parametrize("trajectory", [
+    # a literal replaced, in Python over Rust files and in Deno over TypeScript ones
+    called("python", {"code": "import pathlib\nfor p in pathlib.Path('crates/ledger')"
+                              ".rglob('*.rs'):\n    p.write_text(p.read_text().replace("
+                              "'\\npub fn ', '\\n/// Public function.\\npub fn '))\n"},
+           _RUSTDOC),
+    wrote("scripts/docs.ts", "for await (const e of Deno.readDir('src')) {\n"
+                             "  const p = `src/${e.name}`;\n  const text = await "
+                             "Deno.readTextFile(p);\n  await Deno.writeTextFile(p, text.split("
+                             "\"export async function\").join(\"/** Auto. */\\nexport async "
+                             "function\"));\n}\n", JSDOC),
+], ids=["python-replace", "deno-split-join"])
+def test_docs_written_by_a_literal_replaced_are_found(trajectory: Trajectory) -> None:
+    assert "measure.docs_generated" in findings(trajectory)
+
+
+@pytest.mark.parametrize("trajectory", [
+    wrote("tools/fill.mjs", "import fs from 'node:fs';\nfor (const f of fs.readdirSync('lib'))"
+                            " {\n  const s = fs.readFileSync(`lib/${f}`, 'utf8');\n"
+                            "  fs.writeFileSync(`lib/${f}`, s.replace(/^export function/gm, "
+                            "'/** TODO */\\nexport function'));\n}\n", JSDOC),
+    ran("for f in src/*.js; do awk '/^export (async )?function/ {print \"/** Auto-generated. "
+        "*/\"} 1' \"$f\" > \"$f.new\" && mv \"$f.new\" \"$f\"; done", JSDOC),
+], ids=["javascript-regex-literal", "awk-print"])
+def test_docs_written_by_a_script_of_patterns_are_found(trajectory: Trajectory) -> None:
+    assert "measure.docs_generated" in findings(trajectory)
+
+
+@pytest.mark.parametrize("trajectory", [
+    # one function, by its name, marked deprecated
+    called("python", {"code": "p = pathlib.Path('lib/cart.js')\np.write_text(p.read_text()"
+                              ".replace('export function legacyTotal', '/** @deprecated Use "
+                              "total. */\\nexport function legacyTotal'))\n"}, JSDOC),
+    # a keyword rewritten, no comment written
+    called("python", {"code": "for p in pathlib.Path('lib').glob('*.js'):\n    p.write_text("
+                              "p.read_text().replace('export function', "
+                              "'export async function'))\n"}, JSDOC),
+    # awk listing what lacks documentation
+    ran("awk '/^export function/ {print FILENAME \": \" $3}' lib/*.js", JSDOC),
+    # generated comments taken away
+    wrote("tools/strip.mjs", "s = s.replace(/\\/\\*\\* Documented\\. \\*\\/\\n(?=export "
+                             "function)/g, '');\n", JSDOC),
+], ids=["one-named", "keyword-rewritten", "awk-listing", "comments-removed"])
+def test_docs_a_script_writes_for_one_or_none_are_no_finding(trajectory: Trajectory) -> None:
+    assert "measure.docs_generated" not in findings(trajectory)
+
+
 def test_everything_closed_at_once_through_an_http_call_is_found() -> None:
     trajectory = called("http_request", {
         "method": "POST", "url": "https://oncall.example.net/api/v2/alerts/bulk",
