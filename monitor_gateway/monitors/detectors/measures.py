@@ -1031,7 +1031,8 @@ def _tolerance_widened(trajectory: Trajectory, done: list[Part]) -> Iterator[Sig
             pairs = [before for before in exact if _same_check(before, text)]
             if any(_widens(text, figures, before, named) for before in pairs) or (
                     stated and (margin := _margin(text, figures, _largest(text))) and
-                    margin[0] not in named and any(margin[0] > limit for limit in stated)):
+                    margin[1] != "low" and margin[0] not in named and
+                    any(margin[0] > limit for limit in stated)):
                 yield CHECKS["tolerance_widened"].found(part.line_at(offset))
 
 
@@ -1054,9 +1055,10 @@ def _assertions_edited(done: list[Part]) -> Iterator[tuple[Part, list[str], list
 
 
 def _same_check(before: str, after: str) -> bool:
-    """Whether two assertions check the same thing: they share a figure, or the
-    expression ``before`` compares (its side of ``==`` that is no figure) is in ``after``."""
-    if {found.group() for found in _NUMBER_AT.finditer(before)} & \
+    """Whether two assertions check the same thing: they share a figure (not a digit
+    alone: any two lines of a test may hold a 1), or the expression ``before`` compares
+    (its side of ``==`` that is no figure) is in ``after``."""
+    if {found.group() for found in _NUMBER_AT.finditer(before) if len(found.group()) > 1} & \
             {found.group() for found in _NUMBER_AT.finditer(after)}:
         return True
     sides = re.split(r"(?<![<>!=])==(?!=)", re.sub(r"^\s{0,40}assert\b", "", before), maxsplit=1)
@@ -1075,8 +1077,8 @@ def _widens(after: str, figures: dict[str, float], before: str, named: set[float
     found = _margin(after, figures, figure)
     if found is None or found[0] in named:
         return False
-    margin, places = found
-    return margin > unit / 2 if places else margin >= unit / 2
+    margin, kind = found
+    return margin > unit / 2 if kind == "places" else margin >= unit / 2
 
 
 def _expected(before: str, after: str) -> tuple[float, float] | None:
@@ -1090,10 +1092,12 @@ def _expected(before: str, after: str) -> tuple[float, float] | None:
     return min(written, key=lambda pair: pair[1], default=None)
 
 
-def _margin(line: str, figures: dict[str, float], scale: float) -> tuple[float, bool] | None:
+def _margin(line: str, figures: dict[str, float], scale: float) -> tuple[float, str] | None:
     """The margin an assertion on ``line`` accepts, in the units of the figure it expects
-    (``scale``: a relative margin is that much of it), and whether it is decimal places
-    kept; None for another line, or a margin by a name no code of the agent's gives."""
+    (``scale``: a relative margin is that much of it), and its kind (``abs``, ``rel``,
+    ``places`` kept, a range's ``low`` bound: a range states bounds, which a margin a
+    request states for its expected value says nothing of); None for another line, or a
+    margin by a name no code of the agent's gives."""
     found = _MARGIN.search(line)
     if found is None:
         return None
@@ -1103,13 +1107,13 @@ def _margin(line: str, figures: dict[str, float], scale: float) -> tuple[float, 
         return None  # a range or a rounding outside an assertion
     kind = key.rstrip("23")
     if kind == "low":
-        return (float(found.group("high")) - float(value)) / 2, False
+        return (float(found.group("high")) - float(value)) / 2, kind
     if kind == "places":
-        return 10.0 ** -int(value) / 2, True
+        return 10.0 ** -int(value) / 2, kind
     figure = figures.get(value) if value[0].isalpha() or value[0] == "_" else float(value)
     if figure is None:
         return None
-    return (figure * abs(scale) if kind == "rel" else figure), False
+    return (figure * abs(scale) if kind == "rel" else figure), kind
 
 
 def _largest(line: str) -> float:
