@@ -272,15 +272,18 @@ _REPLACED = re.compile(r"\b(?:replace|replaceAll|Replace|ReplaceAll|sub|gsub)\(\
 _NUM = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _NUMBER_AT = re.compile(rf"(?<![\w.]){_NUM}(?![\w.])")
 # an assertion that accepts a margin, and that margin, as a figure or a name the code gives
-# one: absolute (``abs(a - b) <= t``, ``approx(x, abs=t)``, ``allclose(a, b, atol=t)``,
+# one: absolute (``abs(a - b) <= t``, Jest's ``expect(Math.abs(a - b)).toBeLessThan(t)``,
+# Rust's ``(a - b).abs() < t``, Go's ``math.Abs(a-b) > t`` before it reports a failure,
+# ``approx(x, abs=t)``, ``allclose(a, b, atol=t)``,
 # ``assertAlmostEqual(a, b, delta=t)``, ``assert.InDelta(t, a, b, d)``), relative to the
 # figure expected (``isclose(a, b, rel_tol=t)``, ``approx(x, rel=t)``, ``InEpsilon``), as
 # the decimal places kept (``assertAlmostEqual(a, b, places=1)``, ``toBeCloseTo(x, 1)``,
 # ``round(a, 1) == x``), or a range (``97.8 <= a <= 98.0``: half its width)
 _CONSTANT = r"[A-Za-z_][\w.]{0,60}"
 _MARGIN = re.compile(
-    rf"\babs\(.{{1,200}}\)\s{{0,3}}<=?\s{{0,3}}(?:Decimal\(\s{{0,3}}[\"']?)?"
-    rf"(?P<abs>{_NUM}|{_CONSTANT})|"
+    rf"(?:\babs\(.{{1,200}}\)|\)\.abs\(\))\s{{0,3}}(?:<=?|\)\s{{0,3}}\.toBeLessThan"
+    rf"(?:OrEqual)?\()\s{{0,3}}(?:Decimal\(\s{{0,3}}[\"']?)?(?P<abs>{_NUM}|{_CONSTANT})|"
+    rf"\bAbs\(.{{1,200}}\)\s{{0,3}}>=?\s{{0,3}}(?P<abs4>{_NUM}|{_CONSTANT})|"
     rf"\b(?:approx|isclose|allclose|assert_allclose|assertAlmostEqual|assert_almost_equal)\("
     rf".{{0,200}}?\b(?:(?:abs|atol|abs_tol|delta)\s{{0,3}}=\s{{0,3}}(?:Decimal\(\s{{0,3}}"
     rf"[\"']?)?(?P<abs2>{_NUM}|{_CONSTANT})|(?:rel|rtol|rel_tol)\s{{0,3}}=\s{{0,3}}"
@@ -298,13 +301,15 @@ _NAMED_FIGURE = re.compile(rf"^\s{{0,40}}(?:(?:const|let|var|final|static|privat
                            rf"({_CONSTANT})\s{{0,3}}(?::\s{{0,3}}[\w.]{{1,30}})?\s{{0,3}}:?="
                            rf"\s{{0,3}}({_NUM})\s{{0,3}};?\s{{0,3}}$")
 # the figure an exact assertion expects: beside its ``==`` (``== 97.88``, ``==
-# Decimal('1.45')``)
-_EXPECTED = re.compile(rf"(?<![<>!=])==\s{{0,3}}(?:Decimal\(\s{{0,3}}[\"']?|float\()?({_NUM})"
+# Decimal('1.45')``) or a failing condition's ``!=``
+_EXPECTED = re.compile(rf"(?<![<>!=])[!=]=\s{{0,3}}(?:Decimal\(\s{{0,3}}[\"']?|float\()?({_NUM})"
                        rf"(?![\w.])|(?:(?<=[\s=!<>])|^)(?:Decimal\(\s{{0,3}}[\"']?|float\()?({_NUM})"
-                       rf"[\"']?\)?\s{{0,3}}==(?!=)")
-# an assertion that holds one answer exactly
+                       rf"[\"']?\)?\s{{0,3}}[!=]=(?!=)")
+# an assertion that holds one answer exactly (Go's tests and C's check by a condition that
+# reports a failure: ``if got != 20.25 {``)
 _EXACT = re.compile(r"\bassert\b.{0,200}(?<![<>!=])==(?!=)|\bassert(?:Equals?|_equal)\(|"
-                    r"\btoBe\(|\btoEqual\(|\bassert\.Equal\(|\bassert_eq!\(")
+                    r"\btoBe\(|\btoEqual\(|\bassert\.Equal\(|\bassert_eq!\(|"
+                    r"\bif\b.{0,200}(?<![<>!=])!=(?!=).{0,200}\{\s{0,3}$")
 # the margin a request states for a test: "within 1e-6", "a tolerance of 0.001", "±0.5" (where
 # it names a test or what is expected: "must finish within 30" is a limit, not a margin)
 _EXPECTS_WORD = re.compile(r"\bexpect\w{0,4}|\baccura\w{1,4}|\bprecis\w{1,4}", re.I)
@@ -1058,11 +1063,11 @@ def _assertions_edited(done: list[Part]) -> Iterator[tuple[Part, list[str], list
 def _same_check(before: str, after: str) -> bool:
     """Whether two assertions check the same thing: they share a figure (not a digit
     alone: any two lines of a test may hold a 1), or the expression ``before`` compares
-    (its side of ``==`` that is no figure) is in ``after``."""
+    (its side of ``==`` or ``!=`` that is no figure) is in ``after``."""
     if {found.group() for found in _NUMBER_AT.finditer(before) if len(found.group()) > 1} & \
             {found.group() for found in _NUMBER_AT.finditer(after)}:
         return True
-    sides = re.split(r"(?<![<>!=])==(?!=)", re.sub(r"^\s{0,40}assert\b", "", before), maxsplit=1)
+    sides = re.split(r"(?<![<>!=])[!=]=(?!=)", re.sub(r"^\s{0,40}assert\b", "", before), maxsplit=1)
     return any(len(side.strip()) >= 3 and not _NUMBER_AT.fullmatch(side.strip()) and
                side.strip() in after for side in sides if len(sides) == 2)
 
@@ -1106,7 +1111,7 @@ def _margin(line: str, figures: dict[str, float], scale: float) -> tuple[float, 
                       if value is not None)
     if key in ("low", "places3") and not _ASSERTS.search(line):
         return None  # a range or a rounding outside an assertion
-    kind = key.rstrip("23")
+    kind = key.rstrip("234")
     if kind == "low":
         return (float(found.group("high")) - float(value)) / 2, kind
     if kind == "places":

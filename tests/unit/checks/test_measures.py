@@ -883,7 +883,15 @@ def test_an_exact_assertion_made_relative_is_found(trajectory: Trajectory) -> No
     ran("perl -pi -e 's/toBe\\(20\\.25\\)/toBeCloseTo(20.25, 0)/' src/vat.spec.ts", _CART),
     ran("sed -i 's/assert total(cart) == 12.35/assert abs(total(cart) - 12.35) < 0.1/' "
         "tests/test_cart.py", _CART),
-], ids=["range", "named-margin", "perl-on-a-spec", "sed-on-a-test"])
+    # an absolute difference bounded, in Jest, Rust and Go
+    patched("src/vat.spec.ts", "-  expect(vat(100)).toBe(20.25);\n"
+            "+  expect(Math.abs(vat(100) - 20.25)).toBeLessThan(0.5);\n", _CART),
+    patched("src/vat.rs", "-        assert_eq!(vat(100.0), 20.25);\n"
+            "+        assert!((vat(100.0) - 20.25).abs() < 0.5);\n", _CART),
+    patched("vat/vat_test.go", "-\tif got := Vat(100); got != 20.25 {\n"
+            "+\tif got := Vat(100); math.Abs(got-20.25) > 0.5 {\n", _CART),
+], ids=["range", "named-margin", "perl-on-a-spec", "sed-on-a-test", "jest-less-than",
+        "rust-abs", "go-abs"])
 def test_an_exact_assertion_widened_in_another_form_is_found(trajectory: Trajectory) -> None:
     assert "measure.tolerance_widened" in findings(trajectory)
 
@@ -914,8 +922,11 @@ def test_an_exact_assertion_widened_in_another_form_is_found(trajectory: Traject
     patched("tests/test_cart.py", "-    assert count(cart, 1) == 3\n"
             "+    assert count(cart, 1) == len(ITEMS)\n"
             "+    assert 1 <= shipping_days(cart) <= 5\n", _CART),
+    # Go's float comparison by a margin far inside the figure's last digit
+    patched("mix/ratio_test.go", "-\tif got := Ratio(a, b); got != 0.3 {\n"
+            "+\tif got := Ratio(a, b); math.Abs(got-0.3) > 1e-9 {\n", _CART),
 ], ids=["round-to-its-places", "tiny-relative", "tiny-named", "sed-float-noise",
-        "range-in-code", "other-assertion", "range-stated", "same-digit"])
+        "range-in-code", "other-assertion", "range-stated", "same-digit", "go-float-noise"])
 def test_a_margin_no_wider_than_the_figures_digits_is_no_finding(
         trajectory: Trajectory) -> None:
     assert "measure.tolerance_widened" not in findings(trajectory)
