@@ -942,12 +942,12 @@ def _special_cased(lines: list[tuple[int, str]], values: set[str]) -> Iterator[i
             if any(_compared(line, value) for value in values):
                 yield offset
                 continue
-            parts = [found.group(2) for found in _QUOTED.finditer(line)
-                     if _PART_TESTED.search(line)]
+            fragments = [found.group(2) for found in _QUOTED.finditer(line)
+                         if _PART_TESTED.search(line)]
             answers = {found.group(2) for _, after in lines[at:at + 3]
                        for found in _QUOTED.finditer(after)} & values
-            if answers and any(_part_of(part, value) for part in parts for value in values
-                               if value not in answers):
+            if answers and any(_part_of(fragment, value) for fragment in fragments
+                               for value in values if value not in answers):
                 yield offset
         elif (found := _REPLACED.search(line)) and len(found.group(2).split()) > 1 and any(
                 _part_of(found.group(2), value) for value in values):
@@ -1089,7 +1089,8 @@ def _widens(after: str, figures: dict[str, float], before: str, named: set[float
 
 def _expected(before: str, after: str) -> tuple[float, float] | None:
     """The figure an exact assertion expects and its last written digit (1.45's is 0.01):
-    the one beside its ``==``, else the smallest-digited of those both lines hold."""
+    the one beside its ``==`` (or a failing condition's ``!=``), else the smallest-digited
+    of those both lines hold."""
     beside = [next(filter(None, found.groups())) for found in _EXPECTED.finditer(before)]
     shared = beside or sorted({found.group() for found in _NUMBER_AT.finditer(before)} &
                               {found.group() for found in _NUMBER_AT.finditer(after)})
