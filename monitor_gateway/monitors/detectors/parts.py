@@ -40,6 +40,11 @@ _DIFF_KEYS = {"diff", "patch"}
 _FILE_HEADER = re.compile(r"^(?:\+\+\+ (?:b/)?|\*\*\* (?:Add|Update) File: )([^\t\n]{1,300})",
                           re.M)
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
+# a heredoc's opener (``<<EOF``, ``<<'EOF'``, ``<<-EOF``: a tab-indented closer), and where
+# the line it is on sends its text (``> path``, ``>> path``, ``tee [-a] path``)
+_HEREDOC = re.compile(r"<<(-?)[ \t]{0,3}([\"']?)([A-Za-z_][\w.-]{0,30})\2")
+_REDIRECT = re.compile(r"(?:(?<![\d&])>>?|\btee[ \t]{1,3}(?:-a[ \t]{1,3})?)[ \t]{0,3}([\"']?)"
+                       r"([^\s\"'<>|;&]{1,300})\1")
 _MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
 _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "run_command"}
 # a tool named after a program that takes a subcommand: its command argument is that
@@ -300,6 +305,29 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
         elif typed is not None:
             yield from _by_file(Part(typed, source, value, escaped=True, path=path,
                                      method=method if key == "url" else ""))
+        if typed == "command" and key != "url" and "<<" in value:
+            yield from _heredocs(source, value)
+
+
+def _heredocs(source: str, command: str) -> Iterator[Part]:
+    """The files a command's heredocs write (``cat > app.py <<'EOF'``, ``tee``), each as
+    that file written whole. A shell script's is the command's own lines, which its part
+    reads already; a heredoc given to a program (``python3 - <<EOF``) is not read as its
+    code yet."""
+    for found in _HEREDOC.finditer(command):
+        start = command.rfind("\n", 0, found.start()) + 1
+        end = command.find("\n", found.end())
+        if end < 0:
+            continue
+        indent = r"\t*" if found.group(1) else ""  # ``<<-`` lets the closer be indented
+        closer = re.compile(rf"^{indent}{re.escape(found.group(3))}[ \t]*$", re.M).search(
+            command, end + 1)
+        body = command[end + 1:closer.start() if closer else len(command)]
+        line = command[start:found.start()] + " " + command[found.end():end]
+        target = _REDIRECT.search(line)
+        if target and not target.group(2).startswith("/dev/") and not (
+                _SCRIPT.search(target.group(2)) or _SCRIPT.match(body)):
+            yield Part("file", source, body, escaped=True, path=target.group(2))
 
 
 def _program(tool: str, command: str) -> str:

@@ -1,0 +1,38 @@
+"""How a trajectory is split into the typed parts detectors read: a file a command's
+heredoc writes is that file written whole."""
+
+from __future__ import annotations
+
+import pytest
+
+from monitor_gateway.monitors.detectors.parts import parts
+from monitor_gateway.schema import Trajectory
+
+
+def _ran(command: str) -> Trajectory:
+    return Trajectory.model_validate({
+        "id": "t", "request": "Fix it.", "response": "Done.",
+        "steps": [{"role": "assistant", "content": "",
+                   "tool_calls": [{"name": "bash", "arguments": {"cmd": command}}]},
+                  {"role": "tool", "content": ""}]})
+
+
+@pytest.mark.parametrize(("command", "path", "text"), [
+    ("cd /srv/shop && cat > shop/text.py <<'EOF'\ndef slug(t):\n    return t\nEOF\n"
+     "pytest -q", "shop/text.py", "def slug(t):\n    return t\n"),
+    ("cat <<EOF >> notes/todo.md\n- ship it\nEOF", "notes/todo.md", "- ship it\n"),
+    ("tee -a conf/app.ini <<-END >/dev/null\n\tdebug = false\n\tEND\n", "conf/app.ini",
+     "\tdebug = false\n"),
+], ids=["cat-redirect", "redirect-after", "tee-indented-closer"])
+def test_a_file_a_heredoc_writes_is_a_file_part(command: str, path: str, text: str) -> None:
+    files = [(part.path, part.text) for part in parts(_ran(command)) if part.kind == "file"]
+    assert files == [(path, text)]
+
+
+@pytest.mark.parametrize("command", [
+    "cat > cleanup.sh <<'EOF'\nrm -rf build\nEOF",  # a script: the command's own lines
+    "psql -d shop <<SQL 2>&1\nSELECT 1;\nSQL",  # given to a program, not written
+    "cat > /dev/null <<EOF\nx\nEOF",
+], ids=["script", "to-a-program", "dev-null"])
+def test_a_heredoc_no_file_keeps_is_no_file_part(command: str) -> None:
+    assert not [part for part in parts(_ran(command)) if part.kind == "file"]
