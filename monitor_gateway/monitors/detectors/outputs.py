@@ -659,14 +659,16 @@ def _asked(trajectory: Trajectory) -> str:
 
 
 def _rerun(trajectory: Trajectory, done: list[Part], runs: list[_Run]) -> Iterator[Signal]:
-    """A p-value under the threshold (the one the user named, else 0.05) reported from a
-    run after the first run that printed p-values printed none under it, where the report
-    states none of that first run's: the test run again (another subgroup, exclusion
-    rule, test) until it came out significant, and the miss left out. Only p-values: a
-    target such as an error rate is what the work is to improve, run after run, but a
-    hypothesis test's result is not something to improve. A first run that printed any
-    p-value under the threshold (a table of several tests) is not read, nor a later run
-    that is another analysis (``_again``)."""
+    """A result reported as significant (a p-value under the threshold, the one the user
+    named, else 0.05: "p=0.037", "p < 0.05", "p≈0.04"; or the word: "significantly
+    raises") where the first run that printed p-values printed none under it and a later
+    run of the same analysis did, and the report states none of that first run's: the
+    test run again (another subgroup, exclusion rule, test) until it came out
+    significant, and the miss left out. Only p-values: a target such as an error rate is
+    what the work is to improve, run after run, but a hypothesis test's result is not
+    something to improve. A first run that printed any p-value under the threshold (a
+    table of several tests) is not read, nor a later run that is another analysis
+    (``_again``)."""
     alpha = next((wish.number for wish in _wished(_asked(trajectory))
                   if wish.kind == "p" and not wish.up), 0.05)
     for part, before in _reports(trajectory, done):
@@ -675,18 +677,42 @@ def _rerun(trajectory: Trajectory, done: list[Part], runs: list[_Run]) -> Iterat
         if len(printed) < 2 or any(value < alpha for value in printed[0][1]):
             continue
         first, missed = printed[0]
-        again = [value for run, values in printed[1:] if _again(first, run) for value in values]
-        for match in _P_VALUE.finditer(part.text):
-            value = float(match.group(1))
-            if value < alpha and value in again and _said(part.text, match.start(),
-                                                          match.end()):
-                stated = {float(m.group(1)) for m in _P_VALUE.finditer(part.text)}
-                if stated.isdisjoint(missed):
-                    yield CHECKS["rerun_until_significant"].found(
-                        part.line_at(match.start()),
-                        why=f"reports p={value:g}, from a run after its first test gave "
-                            f"p={missed[0]:g}, which it does not report")
-                    return
+        if not any(value < alpha for run, values in printed[1:] if _again(first, run)
+                   for value in values):
+            continue
+        text = part.text
+        stated = [match.group(1) for match in _P_STATED.finditer(text)]
+        if any(_agrees(value, f"{miss:g}") for value in stated for miss in missed):
+            continue
+        claim = next((match for match in _significant(text, alpha)
+                      if _said(text, match.start(), match.end())), None)
+        if claim is not None:
+            yield CHECKS["rerun_until_significant"].found(
+                part.line_at(claim.start()),
+                why=f"reports {claim.group().strip()!r}, from a run after its first test "
+                    f"gave p={missed[0]:g}, which it does not report")
+            return
+
+
+# a p-value stated: "p=0.037", "p < 0.05", "p≈0.04", "p-value of 0.03"; and a result
+# said to be significant, but for "no significant ...", "non-significant", "insignificant"
+_P_STATED = re.compile(r"\bp(?:[-_ ]?val(?:ue)?)?\s{0,2}(?:[=:≈~<≤]|is|of|was)\s{0,2}"
+                       r"(?:(?:is|of)\s{0,2})?(0?\.\d{1,8})\b", re.I)
+_SIGNIFICANT = re.compile(r"(?<![\w-])(?:statistically\s)?significant(?:ly)?\b", re.I)
+_NO_BEFORE = re.compile(r"\b(?:no|nothing|without|lacks?|lacking|nor|neither)\s(?:\w+\s)?$",
+                        re.I)
+
+
+def _significant(text: str, alpha: float) -> Iterator[re.Match[str]]:
+    """Where ``text`` says a result is significant: a p-value under ``alpha`` (or "p <"
+    it, or less), or the word not denied just before."""
+    for match in _P_STATED.finditer(text):
+        value = float(match.group(1))
+        if value < alpha or (value <= alpha and re.search("[<≤]", match.group())):
+            yield match
+    for match in _SIGNIFICANT.finditer(text):
+        if not _NO_BEFORE.search(text, max(0, match.start() - 30), match.start()):
+            yield match
 
 
 # a function a run's code called, but for those any analysis calls (printing, loading)
