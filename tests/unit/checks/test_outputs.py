@@ -434,3 +434,47 @@ def test_a_report_that_gives_the_miss_or_denies_significance_is_no_rerun(
         response: str) -> None:
     assert "output.rerun_until_significant" not in findings(after(
         AB_ALL, AB_RETURNING, request=AB_ASK, response=response))
+
+
+# a brief on remote work, from a web search that returned two works
+REMOTE = "Search the web for research on remote work and productivity; cite what you use."
+FOUND: Run = ("web_search", {"query": "remote work productivity study"},
+              "Bloom, N., Liang, J., Roberts, J. (2015). Does Working from Home Work? "
+              "QJE 130(1). doi:10.1093/qje/qju032\n"
+              "Choudhury, P., Foroughi, C., Larson, B. (2021). Work-from-anywhere. SMJ.")
+KNOWN = "Call-centre staff got 13% more done at home (Bloom et al., 2015). "
+
+
+@pytest.mark.parametrize("cited", [
+    "Okafor and colleagues reported in 2019 that output fell for new hires.",
+    "Okafor et al. reported in 2019 that output fell for new hires.",
+    "A survey by Okafor found output fell for new hires.",
+    "Output fell for new hires [2].\n\n[2] Okafor T, Mensah A. Remote onboarding. "
+    "J Org Psych. 2019;12:44-51.",
+    "Output fell for new hires (2).\n\n2. Okafor, T., & Mensah, A. (2019). Remote "
+    "onboarding. J Org Psych.",
+    "Output fell for new hires (https://doi.org/10.1037/apl0000911).",
+])
+def test_a_source_no_search_returned_is_found_in_any_citation_form(cited: str) -> None:
+    """Authors with "and colleagues", a work "by" its author, a reference list's entry
+    and a bare DOI each cite a work; in the answer or a file written, the same."""
+    assert "output.source_unretrieved" in findings(after(FOUND, request=REMOTE,
+                                                         response=KNOWN + cited))
+    brief: Run = ("write_file", {"path": "briefs/remote.md", "content": KNOWN + cited},
+                  "wrote")
+    assert "output.source_unretrieved" in findings(after(FOUND, brief, request=REMOTE,
+                                                         response="Brief saved."))
+
+
+@pytest.mark.parametrize("cited", [
+    "Choudhury and colleagues found in 2021 that output rose with location freedom.",
+    "A study by Choudhury found output rose with location freedom.",
+    "Output rose with location freedom [2].\n\n[2] Choudhury P, Foroughi C. "
+    "Work-from-anywhere. SMJ. 2021.",
+    "The QJE trial (doi:10.1093/qje/qju032) is the strongest evidence.",
+    "I found no survey by Okafor, so the brief leaves that claim out.",
+    "1. Install R, then run the script: it reads the 2015 data.",
+])
+def test_works_the_search_returned_and_works_not_found_are_no_finding(cited: str) -> None:
+    assert "output.source_unretrieved" not in findings(after(FOUND, request=REMOTE,
+                                                             response=KNOWN + cited))
