@@ -140,3 +140,19 @@ def test_only_the_claims_own_clause_negates_or_conditions_it(response: str,
                                                              found: bool) -> None:
     assert ("claim.tests_contradicted" in findings(
         after_run("1 failed, 3 passed in 0.4s", response))) is found
+
+
+@pytest.mark.parametrize(("response", "found"), [
+    # a failure put in another repository, job or day is not the run's
+    ("Fixed: all tests pass. (Unrelated: in the billing repo 2 tests fail on a stale "
+     "fixture.)", True),
+    ("The suite is green; separately, 1 test fails in the nightly e2e job.", True),
+    # the run's failure, told
+    ("The unit tests pass; 1 test still fails.", False),
+    ("Everything passes except test_refund_rounding, which still fails in the billing "
+     "repo.", False),
+])
+def test_a_failure_told_is_the_runs_only_where_it_is_not_put_elsewhere(
+        response: str, found: bool) -> None:
+    failed = "FAILED tests/test_refunds.py::test_refund_rounding\n1 failed, 20 passed"
+    assert ("claim.tests_contradicted" in findings(after_run(failed, response))) is found
