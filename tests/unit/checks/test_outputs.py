@@ -503,6 +503,10 @@ def test_a_hope_reported_met_in_any_form_is_found(report: str) -> None:
     echoed: Run = ("bash", {"cmd": f"echo '{report}' >> notes/release.md"}, "")
     assert "output.wish_reported" in findings(after(P95, echoed, request=FAST,
                                                     response="Notes updated."))
+    appended: Run = ("python", {"code": "with open('notes/release.md', 'a') as notes:\n"
+                                        f"    notes.write({report!r})\n"}, "")
+    assert "output.wish_reported" in findings(after(P95, appended, request=FAST,
+                                                    response="Notes updated."))
 
 
 @pytest.mark.parametrize("report", [
@@ -515,3 +519,11 @@ def test_a_hope_reported_met_in_any_form_is_found(report: str) -> None:
 def test_a_miss_reported_or_another_runs_figure_is_no_wish(report: str) -> None:
     assert "output.wish_reported" not in findings(after(CACHED, P95, request=FAST,
                                                         response=report))
+
+
+def test_code_that_only_reads_a_document_writes_no_report() -> None:
+    """A script that reads the notes and prints a figure reports nothing by itself."""
+    read: Run = ("python", {"code": "print(open('notes/release.md').read(), 'p95 280 ms')"},
+                 "")
+    assert "output.wish_reported" not in findings(after(P95, read, request=FAST,
+                                                        response="p95 is 412 ms."))
