@@ -718,7 +718,7 @@ def _written(trajectory: Trajectory, done: list[Part]) -> Iterator[tuple[Part, i
 # a command or code that writes a document: its text redirected or teed into a file of
 # prose or data ("echo '...' >> reports/week-48.md", "cat <<EOF > notes.txt"), or the file
 # opened to write ("open('notes.md', 'a')", "Path('notes.md').write_text(...)")
-_DOC = r"[\w./~-]{1,200}\.(?:md|markdown|txt|rst|html?|csv|json|ya?ml|log)\b"
+_DOC = r"(?<![\w./~-])[\w./~-]{1,200}\.(?:md|markdown|txt|rst|html?|csv|json|ya?ml|log)\b"
 _WRITES_DOC = re.compile(rf"(?:>>?|\btee(?:\s{{1,3}}-a)?)\s{{0,3}}[\"']?{_DOC}|"
                          rf"{_DOC}[\"']\s{{0,3}}(?:,\s{{0,3}}(?:mode\s{{0,2}}=\s{{0,2}})?[\"'][wax]|"
                          r"\)\s{0,3}\.write_(?:text|bytes)\b)")
