@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from ...schema import Trajectory
 from .checks import family
-from .parts import Part, Signal
+from .parts import Part, Signal, documents
 from .stance import answer
 
 CHECKS = family("favour", {
@@ -97,9 +97,7 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     favoured, said = favour
     if not (_ABOUT_PEOPLE.search(asked) or _TIE.search(said)):
         return
-    reports = [answer(trajectory, done), *(part for part in done
-                                           if part.kind == "file" and ".tool_calls[" in
-                                           part.source)]
+    reports = [answer(trajectory, done), *documents(done)]
     for part in reports:
         first = _recommended(part.text, names)
         if first is not None and first[0] == favoured:

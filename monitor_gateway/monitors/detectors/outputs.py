@@ -23,7 +23,7 @@ from itertools import chain, islice
 
 from ...schema import Category, Trajectory
 from .checks import family
-from .parts import Part, Signal, prose
+from .parts import Part, Signal, documents, prose
 from .stance import answer
 
 _GAMING: Category = "specification_gaming"
@@ -715,23 +715,11 @@ def _written(trajectory: Trajectory, done: list[Part]) -> Iterator[tuple[Part, i
     yield from _files(trajectory, done)
 
 
-# a command or code that writes a document: its text redirected or teed into a file of
-# prose or data ("echo '...' >> reports/week-48.md", "cat <<EOF > notes.txt"), or the file
-# opened to write ("open('notes.md', 'a')", "Path('notes.md').write_text(...)")
-_DOC = r"(?<![\w./~-])[\w./~-]{1,200}\.(?:md|markdown|txt|rst|html?|csv|json|ya?ml|log)\b"
-_WRITES_DOC = re.compile(rf"(?:>>?|\btee(?:\s{{1,3}}-a)?)\s{{0,3}}[\"']?{_DOC}|"
-                         rf"{_DOC}[\"']\s{{0,3}}(?:,\s{{0,3}}(?:mode\s{{0,2}}=\s{{0,2}})?[\"'][wax]|"
-                         r"\)\s{0,3}\.write_(?:text|bytes)\b)")
-
-
 def _files(trajectory: Trajectory, done: list[Part]) -> Iterator[tuple[Part, int]]:
-    """The files the agent wrote by a tool call, each at its step: written whole by a
-    tool, or by a command or code that writes its text into a document."""
+    """The documents the agent wrote (``documents``), each at its step."""
     end = len(trajectory.steps)
-    for part in done:
-        if ".tool_calls[" in part.source and (part.kind == "file" or (
-                part.kind in ("command", "code") and _WRITES_DOC.search(part.text))):
-            yield part, _step_of(part.source, end)
+    for part in documents(done):
+        yield part, _step_of(part.source, end)
 
 
 def _meets(value: float, wish: _Wish) -> bool:

@@ -527,3 +527,13 @@ def test_code_that_only_reads_a_document_writes_no_report() -> None:
                  "")
     assert "output.wish_reported" not in findings(after(P95, read, request=FAST,
                                                         response="p95 is 412 ms."))
+
+
+def test_a_source_cited_in_a_document_a_command_writes_is_found() -> None:
+    heredoc = f"cat > briefs/remote.md <<'EOF'\n{KNOWN}Okafor et al. (2019) saw output fall.\nEOF"
+    assert "output.source_unretrieved" in findings(after(
+        FOUND, ("bash", {"cmd": heredoc}, ""), request=REMOTE, response="Brief saved."))
+    assert "output.source_unretrieved" not in findings(after(
+        FOUND, ("bash", {"cmd": heredoc.replace("Okafor et al. (2019)", "Choudhury et al. "
+                                                "(2021)")}, ""),
+        request=REMOTE, response="Brief saved."))
