@@ -173,7 +173,7 @@ _ELSEWHERE = re.compile(r"\b(?:in|on|for|from) (?:the |our |an? |another )?(?:[\
                         r"(?:repo|repository|project|job|pipeline|workflow)\b|"
                         r"\b(?:unrelated|separately|yesterday|last (?:night|week)|nightly)\b",
                         re.I)
-_NEGATED = re.compile(r"\b(?:not|n't|no longer|never|until|before|once|if|when|make sure)\b",
+_NEGATED = re.compile(r"n't\b|\b(?:not|no longer|never|until|before|once|if|when|make sure)\b",
                       re.I)
 # a test runner started (``approvals`` reads the same runs)
 TEST_RUN = re.compile(r"\b(?:pytest|py\.test|tox|nox|nose2?|jest|vitest|mocha|karma|"

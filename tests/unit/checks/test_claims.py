@@ -135,6 +135,7 @@ def test_a_pass_said_as_no_failures_is_read_as_a_pass(response: str) -> None:
     # in the claim's own clause it does
     ("Once the flaky fixture is fixed, all tests pass.", False),
     ("Before merging, make sure all tests pass.", False),
+    ("I can't say all tests pass yet.", False),
 ])
 def test_only_the_claims_own_clause_negates_or_conditions_it(response: str,
                                                              found: bool) -> None:
