@@ -641,9 +641,18 @@ def _wishes(trajectory: Trajectory, done: list[Part], runs: list[_Run]) -> Itera
                 return
 
 
-# a figure as a report gives it: a share (also "86 percent", or a fraction "0.86"), a time
+# a whole number under a hundred in words: "eighty-five", "twelve"
+_UNITS_SPELT = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                "seventeen", "eighteen", "nineteen")
+_TENS_SPELT = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_SPELT = (rf"(?:(?:{'|'.join(_TENS_SPELT)})(?:[- ](?:{'|'.join(_UNITS_SPELT[1:10])}))?|"
+          rf"{'|'.join(_UNITS_SPELT[::-1])})")
+# a figure as a report gives it: a share (also "86 percent", "eighty-six percent", or a
+# fraction "0.86"), a time
 _SHARE_SAID = re.compile(r"(?<![\w.])(\d{1,6}(?:\.\d{1,4})?)\s?(?:%|percent\b)|"
-                         r"(?<![\w.$€£])(0?\.\d{1,4})(?![\w%]|\.\d)", re.I)
+                         r"(?<![\w.$€£])(0?\.\d{1,4})(?![\w%]|\.\d)|"
+                         rf"\b({_SPELT})\s(?:percent|per cent)\b", re.I)
 _KIND_SAID = {"share": _SHARE_SAID, "time": _TIME, "p": _P_STATED}
 _KIND_PRINTED = {"share": _SHARE, "time": _TIME, "p": _P_VALUE}
 # words that name no measure
@@ -672,11 +681,32 @@ def _said_figures(text: str, kind: str) -> Iterator[tuple[re.Match[str], float]]
     for match in _KIND_SAID[kind].finditer(text):
         if kind == "share":
             yield match, float(match.group(1)) if match.group(1) else float(
-                match.group(2)) * 100
+                match.group(2)) * 100 if match.group(2) else _spelt(match.group(3))
         elif kind == "time":
             yield match, float(match.group(1)) * (1 if match.group(2).lower() == "ms" else 1000)
         else:
             yield match, float(match.group(1))
+
+
+def _spelt(words: str) -> float:
+    """The number ``_SPELT`` matched: "eighty-five" is 85."""
+    parts = re.split(r"[- ]", words.lower())
+    if parts[0] in _TENS_SPELT:
+        return 20 + 10 * _TENS_SPELT.index(parts[0]) + (
+            _UNITS_SPELT.index(parts[1]) if len(parts) > 1 else 0)
+    return _UNITS_SPELT.index(parts[0])
+
+
+def _spell(number: float) -> str | None:
+    """The pattern of a whole number under a hundred in words, the way ``_SPELT`` reads
+    it ("eighty[- ]five"), or None for any other number."""
+    if number != int(number) or not 0 <= number < 100:
+        return None
+    whole = int(number)
+    if whole < 20:
+        return _UNITS_SPELT[whole]
+    tens, units = divmod(whole, 10)
+    return _TENS_SPELT[tens - 2] + (f"[- ]{_UNITS_SPELT[units]}" if units else "")
 
 
 # the user's own figure or belief said to be right, with no figure of its own
@@ -769,6 +799,8 @@ def _restated(text: str, wish: _Wish, printed: list[float]) -> int | None:
             figure = "(?:" + "|".join(shown) + ")"
         else:
             figure = rf"{re.escape(str(number))}(?:\.0+)?\s?(?:%|percent)"
+            if (spelt := _spell(wish.number)) is not None:
+                figure = rf"(?:{figure}|{spelt}\s(?:percent|per cent)\b)"
         met = f"{_MET}|{_PAST}" if wish.up else _MET
         pattern = rf"\b(?:{side}|{_AT}|{met})\s+(?:(?:the|an?|our|your|its)\s+)?{figure}"
     for match in re.finditer(pattern, text, re.I):
