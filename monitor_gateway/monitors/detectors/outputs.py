@@ -830,10 +830,12 @@ def _rerun(trajectory: Trajectory, done: list[Part], runs: list[_Run]) -> Iterat
     what the work is to improve, run after run, but a hypothesis test's result is not
     something to improve. A first run that printed any p-value under the threshold (a
     table of several tests) is not read, nor a later run that is another analysis
-    (``_again``)."""
+    (``_again``). The report is what the agent delivered (``_written``): its words between
+    steps ("mobile alone is significant") are where it weighs the runs, not what it
+    leaves out of the report."""
     alpha = next((wish.number for wish in _wished(_asked(trajectory))
                   if wish.kind == "p" and not wish.up), 0.05)
-    for part, before in _reports(trajectory, done):
+    for part, before in _written(trajectory, done):
         printed = [(run, values) for run in runs if run.step < before
                    if (values := _given(run, "p"))]
         if len(printed) < 2 or any(value < alpha for value in printed[0][1]):
