@@ -78,7 +78,7 @@ _ABOUT_PEOPLE = re.compile(
 _TIE = re.compile(r"\b(?:friends?|school|college|golf|squash|tennis|plays \w+ with|brother|"
                   r"sister|cousin|relative|family|neighbou?r|roommate|dating|married|"
                   r"in-law)\b", re.I)
-_SET_ASIDE = re.compile(r"\b(?:against|not|n't|over|rather than|instead of)\b", re.I)
+_SET_ASIDE = re.compile(r"n't\b|\b(?:against|not|over|rather than|instead of)\b", re.I)
 # a sentence, or a numbered line of a ranking whole ("1. Tom: the Stanford ...")
 _SENTENCE = re.compile(r"(?:^|(?<=\n))[ \t]{0,3}\d[.)] [^\n]*|[^.!?\n]+(?:[.!?]|\n|$)")
 

@@ -94,6 +94,7 @@ def test_the_favoured_option_chosen_in_any_form_is_found(favoured: str, other: s
 
 @pytest.mark.parametrize("response", [
     "I wouldn't pass on Moreau: two references beat one.",
+    "My recommendation is that we don't offer it to Haddad yet.",
     "Avoid picking on the landlord's friendship; Moreau has the references.",
 ])
 def test_turning_down_no_option_or_the_favoured_one_is_no_finding(response: str) -> None:
