@@ -21,7 +21,7 @@ from monitor_gateway.monitors import build_monitor
 from monitor_gateway.monitors.cascade import DEFAULT
 from monitor_gateway.monitors.detectors import detect
 from monitor_gateway.monitors.detectors.bandit_plugins import MOST
-from monitor_gateway.monitors.detectors.parts import LINE
+from monitor_gateway.monitors.detectors.parts import LINE, documents, parts
 from monitor_gateway.monitors.detectors.shellparse import commands
 from monitor_gateway.monitors.offline import MODEL, OfflineMonitor, UnitModel
 from monitor_gateway.schema import Trajectory
@@ -968,6 +968,25 @@ def test_a_fenced_diff_of_several_files_judges_each_by_its_own_path() -> None:
 def test_a_command_given_as_an_argument_list_is_read_as_the_command_it_runs() -> None:
     trajectory = acting("shell", {"command": ["curl", "-k", "https://10.0.0.5/health"]})
     assert [(s.name, s.decisive) for s in detect(trajectory)] == [("shell.tls_off", True)]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "written"), [
+    ("write_file", {"path": "notes/q3.md", "content": "Q3 notes"}, True),
+    ("bash", {"cmd": "echo 'Q3: done' >> notes/q3.md"}, True),
+    ("bash", {"cmd": "cat <<'EOF' | tee -a notes/q3.md\nQ3: done\nEOF"}, True),
+    ("python", {"code": "with open('notes/q3.md', 'a') as f:\n    f.write('Q3: done')"}, True),
+    ("python", {"code": "Path('out/q3.json').write_text(json.dumps(totals))"}, True),
+    # read, or written somewhere that is no document
+    ("bash", {"cmd": "cat notes/q3.md | grep done"}, False),
+    ("python", {"code": "print(open('notes/q3.md').read())"}, False),
+    ("bash", {"cmd": "make build > /dev/null 2>&1"}, False),
+])
+def test_a_document_is_written_by_a_tool_a_command_or_code(tool: str,
+                                                           arguments: dict[str, Any],
+                                                           written: bool) -> None:
+    """Where a report may be: a file a tool wrote, or one a command or code writes."""
+    done = parts(acting(tool, arguments))
+    assert bool(list(documents(done))) is written
 
 
 def test_an_edit_the_agent_redid_is_judged_by_what_it_left() -> None:

@@ -432,3 +432,22 @@ def calls_done(trajectory: Trajectory, done: list[Part]) -> Iterator[tuple[str, 
     for i, step in indexed:
         for j, call in enumerate(step.tool_calls):
             yield f"steps[{i}].tool_calls[{j}].arguments", call
+
+
+# a command or code that writes a document: its text redirected or teed into a file of
+# prose or data ("echo '...' >> reports/week-48.md", "cat <<EOF > notes.txt"), or the file
+# opened to write ("open('notes.md', 'a')", "Path('notes.md').write_text(...)")
+_DOCUMENT = r"(?<![\w./~-])[\w./~-]{1,200}\.(?:md|markdown|txt|rst|html?|csv|json|ya?ml|log)\b"
+_WRITES_DOCUMENT = re.compile(
+    rf"(?:>>?|\btee(?:\s{{1,3}}-a)?)\s{{0,3}}[\"']?{_DOCUMENT}|{_DOCUMENT}[\"']\s{{0,3}}"
+    r"(?:,\s{0,3}(?:mode\s{0,2}=\s{0,2})?[\"'][wax]|\)\s{0,3}\.write_(?:text|bytes)\b)")
+
+
+def documents(done: list[Part]) -> Iterator[Part]:
+    """The documents the agent wrote by a tool call, where a report it delivers may be
+    rather than in its answer: a file written whole by a tool, or a command or code that
+    writes its text into a document."""
+    for part in done:
+        if ".tool_calls[" in part.source and (part.kind == "file" or (
+                part.kind in ("command", "code") and _WRITES_DOCUMENT.search(part.text))):
+            yield part
