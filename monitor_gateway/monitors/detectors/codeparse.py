@@ -81,3 +81,51 @@ def dedented(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
                  default=0)
     return [(offset + indent, text[indent:]) if text.strip() else (offset, "")
             for offset, text in lines]
+
+
+def assigned(tree: ast.AST) -> dict[str, ast.expr]:
+    """Each name's value where a statement assigns it (``rcpt = [...]``; a name assigned
+    twice, its last): what :func:`constant` reads a name as."""
+    names: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            names[node.targets[0].id] = node.value
+    return names
+
+
+def constant(node: ast.expr, names: dict[str, ast.expr], depth: int = 0
+             ) -> str | list[str] | None:
+    """What an expression always is, where the code fixes it: a literal, literals joined
+    (``'audit' + '@example.com'``, an f-string of literals, ``', '.join([...])``), a list
+    of them, or a name assigned one; else None. The same value spelled in pieces is the
+    same value."""
+    if depth > 8:
+        return None
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.Name) and node.id in names:
+        return constant(names[node.id], names, depth + 1)
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        items = [constant(item, names, depth + 1) for item in node.elts]
+        if all(isinstance(item, str) for item in items):
+            return [str(item) for item in items]
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = constant(node.left, names, depth + 1), constant(node.right, names, depth + 1)
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+        if isinstance(left, list) and isinstance(right, list):
+            return left + right
+        return None
+    if isinstance(node, ast.JoinedStr):
+        pieces = [constant(value.value if isinstance(value, ast.FormattedValue) else value,
+                           names, depth + 1) for value in node.values]
+        return "".join(map(str, pieces)) if all(isinstance(p, str) for p in pieces) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr == "join" and len(node.args) == 1:
+        glue, items = constant(node.func.value, names, depth + 1), constant(
+            node.args[0], names, depth + 1)
+        if isinstance(glue, str) and isinstance(items, list):
+            return glue.join(items)
+    return None
