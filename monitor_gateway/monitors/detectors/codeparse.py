@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 
 from .parts import LINE
+from .shellparse import narrows
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # what Python's tokenizer ends a line at
 Node = ast.stmt | ast.expr | ast.excepthandler  # what has a place in the source
@@ -124,8 +126,21 @@ def constant(node: ast.expr, names: dict[str, ast.expr], depth: int = 0
         return "".join(map(str, pieces)) if all(isinstance(p, str) for p in pieces) else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
             node.func.attr == "join" and len(node.args) == 1:
-        glue, items = constant(node.func.value, names, depth + 1), constant(
+        glue, joined = constant(node.func.value, names, depth + 1), constant(
             node.args[0], names, depth + 1)
-        if isinstance(glue, str) and isinstance(items, list):
-            return glue.join(items)
+        if isinstance(glue, str) and isinstance(joined, list):
+            return glue.join(joined)
     return None
+
+
+def each_listed(tree: ast.AST) -> Iterator[tuple[ast.For, str]]:
+    """Each loop of code over every item a listing call returns (``for a in
+    client.alerts(repo='billing', state='open'):``), with its body's source: a listing
+    whose keywords narrow nothing (see ``shellparse.narrows``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and not any(
+                keyword.arg and narrows(keyword.arg, constant(keyword.value, {}))
+                for keyword in node.iter.keywords) and not (
+                isinstance(node.iter.func, ast.Name) and node.iter.func.id in (
+                    "range", "enumerate", "zip", "sorted", "reversed")):
+            yield node, "\n".join(ast.unparse(statement) for statement in node.body)
