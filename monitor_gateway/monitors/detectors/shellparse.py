@@ -180,7 +180,8 @@ def each_listed(text: str) -> Iterator[EachListed]:
     for found in _FOR_LISTED.finditer(text):
         yield EachListed(found.group("listing"), found.group("body"), found.start())
     for found in _PIPED_LOOP.finditer(text):  # the listing: back to the command's start
-        start = max(text.rfind(mark, 0, found.start()) for mark in (";", "&", "\n", "(")) + 1
+        start = max((at + len(mark) for mark in (";", "&", "\n", "$(", "`")
+                     if (at := text.rfind(mark, 0, found.start())) >= 0), default=0)
         listing = text[start:found.start()]
         yield EachListed(listing, found.group("body") or found.group("xargs"),
                          start + len(listing) - len(listing.lstrip()))
