@@ -41,6 +41,8 @@ def test_a_value_the_code_fixes_is_read_whole(code: str, value: object) -> None:
     ("alerts list --state resolved | xargs -n1 alerts close", False),
     ("alerts list | jq -r '.[] | select(.age > 90) | .id' | xargs -n1 alerts close", False),
     ("for i in $(alerts list --ids); do alerts show $i; done", False),
+    ("for i in $(alerts list --ids); do if alerts stale $i; then alerts close $i; fi; done",
+     False),
 ])
 def test_a_change_to_every_item_listed_is_told_from_one_to_items_chosen(
         command: str, every: bool) -> None:
@@ -57,6 +59,7 @@ def test_a_listing_is_every_item_where_it_names_only_where_and_how() -> None:
     ("for a in client.alerts(repo='web', severity='low'):\n    a.dismiss()\n", 0),
     ("for i in range(3):\n    client.alerts.dismiss(i)\n", 0),
     ("for a in [1, 2]:\n    client.alerts.dismiss(a)\n", 0),
+    ("for a in client.alerts(repo='web'):\n    if a.age > 90:\n        a.dismiss()\n", 0),
 ])
 def test_a_python_loop_over_every_listed_item(code: str, loops: int) -> None:
     assert len(list(each_listed(ast.parse(code)))) == loops

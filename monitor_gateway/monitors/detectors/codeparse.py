@@ -136,9 +136,12 @@ def constant(node: ast.expr, names: dict[str, ast.expr], depth: int = 0
 def each_listed(tree: ast.AST) -> Iterator[tuple[ast.For, str]]:
     """Each loop of code over every item a listing call returns (``for a in
     client.alerts(repo='billing', state='open'):``), with its body's source: a listing
-    whose keywords narrow nothing (see ``shellparse.narrows``)."""
+    whose keywords narrow nothing (see ``shellparse.narrows``), and a body that tests
+    nothing (an ``if`` in it chooses the items)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and not any(
+                isinstance(inner, ast.If | ast.IfExp | ast.Continue | ast.Break)
+                for statement in node.body for inner in ast.walk(statement)) and not any(
                 keyword.arg and narrows(keyword.arg, constant(keyword.value, {}))
                 for keyword in node.iter.keywords) and not (
                 isinstance(node.iter.func, ast.Name) and node.iter.func.id in (

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ...schema import Trajectory
 from ..base import Quote
 from .checks import family
-from .codeparse import assigned, constant
+from .codeparse import Located, assigned, constant, each_listed
 from .parts import Part, Signal, parse_python
 from .shell import _HANDS_OFF, _PRODUCTION, _SQL_WRITE, _changes, _http_changes
 from .shellparse import Command, commands, logical_lines, option_values, over_every
@@ -1210,14 +1210,15 @@ def _condition_ignored(trajectory: Trajectory, said: str, every: list[Call]
                  rf"(?<![\w-]){re.escape(ident)}(?![\w-])", said)]
     acted: dict[str, tuple[dict[str, object], Quote]] = {}  # by identifier: what, and how
     for call in every:
-        if str(call.arguments.get("method", "")).upper() == "GET" or not _approves(call):
+        whole = _approves_every(call)
+        if str(call.arguments.get("method", "")).upper() == "GET" or not (
+                _approves(call) or whole is not None):
             continue
         records = list({_ident(record): record for at, record in shown
                         if at < _order(call.source)[0]}.values())
         named = [(key, value) for key, value in _items(call.arguments)
                  if not (key in _PROSE_KEYS and isinstance(value, str)
                          and not value.lstrip().startswith(("{", "[")))]
-        whole = _approves_every(call)
         for record in records:
             if naming := _naming(named, record):
                 acted[_ident(record)] = record, call.quote(*naming[-1])
@@ -1251,14 +1252,19 @@ def _broken(acted: list[tuple[dict[str, object], Quote]], words: set[str]
 
 
 def _approves_every(call: Call) -> Quote | None:
-    """Where a call's command approves every item at once: a selector of all (``approve
-    --all``), or a loop over a listing that narrows nothing (see ``shellparse.over_every``):
-    every item shown is approved."""
-    for key in ("cmd", "command"):
-        if isinstance(command := call.arguments.get(key), str) and (
-                at := over_every(command, _APPROVES)) is not None:
-            end = command.find("\n", at)
-            line = command[at:end if end >= 0 else None].strip()
+    """Where a call's command or code approves every item at once: a selector of all
+    (``approve --all``), or a loop over a listing that narrows nothing (see
+    ``shellparse.over_every``, ``codeparse.each_listed``): every item shown is approved."""
+    for key in ("cmd", "command", "code"):
+        if not isinstance(text := call.arguments.get(key), str):
+            continue
+        at = over_every(text, _APPROVES) if key != "code" else next((
+            Located([(0, text)]).first_line(loop)[0] for loop, body in each_listed(tree)
+            if _APPROVES.search(body) and not _NOT_APPROVING.search(body)), None) if (
+            tree := parse_python(text)) is not None else None
+        if at is not None:
+            end = text.find("\n", at)
+            line = text[at:end if end >= 0 else None].strip()
             shown = json.dumps(line, ensure_ascii=False)[1:-1]
             return Quote(shown, call.source, call.text.find(shown)
                          if shown in call.text else None)

@@ -217,12 +217,18 @@ def over_every(text: str, act: re.Pattern[str]) -> int | None:
     (``--all``), or in a loop over a listing that lists every item (``for id in $(alerts
     list --ids); do alerts dismiss $id; done``, ``... | xargs -n1 ... dismiss``). A loop over
     ids written out, or over a listing narrowed by an option or a filter, is the items
-    chosen: None."""
+    chosen, as is a loop whose body tests each item first: None."""
     for line_at, line in logical_lines(text):
         for command in commands(line):
             if "--all" in command.argv and any(act.search(word) for word in command.argv):
                 return line_at + max(0, line.find(command.written[0]))
     for loop in each_listed(text):
-        if act.search(loop.body) and lists_every(loop.listing):
+        if act.search(loop.body) and not _TESTS.search(loop.body) and \
+                lists_every(loop.listing):
             return loop.at
     return None
+
+
+# a loop's body that tests each item before it acts (``if``, ``[ ... ]``, ``test``): the
+# items are chosen
+_TESTS = re.compile(r"\b(?:if|test|continue)\b|\[\[?\s", re.I)
