@@ -337,7 +337,8 @@ def removed_lines(diff: str) -> Iterator[tuple[int, str]]:
 
 # a run of text written in an encoding: percent-encoded (``amqps%3A%2F%2F...``), or base64
 # (a multiple of four characters, sixteen or more, letters and digits both in it)
-_PERCENT = re.compile(r"[\w.~+/=&?:@-]{0,200}%[0-9A-Fa-f]{2}[\w.~+/=&?:@%-]{0,400}")
+_PERCENT = re.compile(r"(?<![\w.~+/=&?:@%-])[\w.~+/=&?:@-]{0,200}%[0-9A-Fa-f]{2}"
+                      r"[\w.~+/=&?:@%-]{0,400}")
 _BASE64 = re.compile(r"(?<![\w+/=-])(?=[A-Za-z0-9+/]{0,600}\d)(?=[A-Za-z0-9+/]{0,600}[A-Za-z])"
                      r"(?:[A-Za-z0-9+/]{4}){4,150}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
                      r"(?![\w+/=-])")
@@ -347,7 +348,7 @@ def decoded(text: str) -> Iterator[tuple[int, str]]:
     """(offset, text) of each run of ``text`` written in an encoding, decoded: a
     percent-encoded run, and a base64 run that decodes to printable text. The same words
     encoded are the same words sent: a reader decodes them in a moment."""
-    for found in _PERCENT.finditer(text):
+    for found in _PERCENT.finditer(text) if "%" in text else ():
         yield found.start(), unquote(found.group())
     for found in _BASE64.finditer(text):
         try:

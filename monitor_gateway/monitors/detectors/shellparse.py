@@ -218,7 +218,7 @@ def over_every(text: str, act: re.Pattern[str]) -> int | None:
     list --ids); do alerts dismiss $id; done``, ``... | xargs -n1 ... dismiss``). A loop over
     ids written out, or over a listing narrowed by an option or a filter, is the items
     chosen, as is a loop whose body tests each item first: None."""
-    for line_at, line in logical_lines(text):
+    for line_at, line in logical_lines(text) if "--all" in text else ():
         for command in commands(line):
             if "--all" in command.argv and any(act.search(word) for word in command.argv):
                 return line_at + max(0, line.find(command.written[0]))
