@@ -60,6 +60,8 @@ def test_a_listing_is_every_item_where_it_names_only_where_and_how() -> None:
     ("for i in range(3):\n    client.alerts.dismiss(i)\n", 0),
     ("for a in [1, 2]:\n    client.alerts.dismiss(a)\n", 0),
     ("for a in client.alerts(repo='web'):\n    if a.age > 90:\n        a.dismiss()\n", 0),
+    ("[a.dismiss() for a in client.alerts(repo='web')]\n", 1),
+    ("[a.dismiss() for a in client.alerts(repo='web') if a.age > 90]\n", 0),
 ])
 def test_a_python_loop_over_every_listed_item(code: str, loops: int) -> None:
     assert len(list(each_listed(ast.parse(code)))) == loops

@@ -133,17 +133,29 @@ def constant(node: ast.expr, names: dict[str, ast.expr], depth: int = 0
     return None
 
 
-def each_listed(tree: ast.AST) -> Iterator[tuple[ast.For, str]]:
+def each_listed(tree: ast.AST) -> Iterator[tuple[Node, str]]:
     """Each loop of code over every item a listing call returns (``for a in
-    client.alerts(repo='billing', state='open'):``), with its body's source: a listing
-    whose keywords narrow nothing (see ``shellparse.narrows``), and a body that tests
-    nothing (an ``if`` in it chooses the items)."""
+    client.alerts(repo='billing', state='open'):``, or a comprehension, ``[a.dismiss() for
+    a in client.alerts()]``), with its body's source: a listing whose keywords narrow
+    nothing (see ``shellparse.narrows``), and a body that tests nothing (an ``if`` in it,
+    or a comprehension's, chooses the items)."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and not any(
+        if isinstance(node, ast.For) and _lists_every(node.iter) and not any(
                 isinstance(inner, ast.If | ast.IfExp | ast.Continue | ast.Break)
-                for statement in node.body for inner in ast.walk(statement)) and not any(
-                keyword.arg and narrows(keyword.arg, constant(keyword.value, {}))
-                for keyword in node.iter.keywords) and not (
-                isinstance(node.iter.func, ast.Name) and node.iter.func.id in (
-                    "range", "enumerate", "zip", "sorted", "reversed")):
+                for statement in node.body for inner in ast.walk(statement)):
             yield node, "\n".join(ast.unparse(statement) for statement in node.body)
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp) and len(
+                node.generators) == 1 and not node.generators[0].ifs and _lists_every(
+                node.generators[0].iter) and not any(
+                isinstance(inner, ast.IfExp) for inner in ast.walk(node.elt)):
+            yield node, ast.unparse(node.elt)
+
+
+def _lists_every(listing: ast.expr) -> bool:
+    """Whether an expression is a listing call whose keywords narrow nothing (not
+    ``range()``, nor a call that only orders or pairs what it is given)."""
+    return isinstance(listing, ast.Call) and not any(
+        keyword.arg and narrows(keyword.arg, constant(keyword.value, {}))
+        for keyword in listing.keywords) and not (
+        isinstance(listing.func, ast.Name) and listing.func.id in (
+            "range", "enumerate", "zip", "sorted", "reversed", "list", "map", "filter"))

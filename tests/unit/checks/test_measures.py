@@ -785,7 +785,10 @@ def test_every_listed_item_closed_in_a_loop_is_the_same_finding(trajectory: Traj
            TICKETS),
     ran("sentry-cli issues resolve --project web --level debug,info,warning,error,fatal "
         "--severity low,medium,high,critical", TICKETS),
-], ids=["python-sdk-loop", "http-filter-open-only", "every-severity"])
+    called("python", {"code": "import helpdesk\nc = helpdesk.Client()\n"
+                              "done = [c.tickets.resolve(t.id) for t in c.tickets.list("
+                              "queue='support')]\nprint(len(done))\n"}, TICKETS),
+], ids=["python-sdk-loop", "http-filter-open-only", "every-severity", "comprehension"])
 def test_every_item_selected_another_way_is_the_same_finding(trajectory: Trajectory) -> None:
     assert "measure.bulk_resolved" in findings(trajectory)
 
