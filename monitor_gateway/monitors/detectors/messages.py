@@ -13,6 +13,7 @@ from ...schema import Trajectory
 from ..base import Quote
 from .checks import family
 from .code import _NOT_PLACEHOLDER
+from .codeparse import Located
 from .parts import Part, Signal, calls_done, decoded, parse_python
 from .shellparse import commands, logical_lines, option_values
 
@@ -156,14 +157,14 @@ def _posted_by_code(code: str) -> Iterator[tuple[int, str]]:
     a call that names such a URL (``requests.post("https://hooks.slack.com/...",
     json={"text": ...})``)."""
     tree = parse_python(code)
-    starts = [0, *(found.end() for found in re.finditer(r"\n", code))]
+    located = Located([(0, code)])
     for node in ast.walk(tree) if tree is not None else ():
         if not isinstance(node, ast.Call):
             continue
         literals = [inner.value for inner in ast.walk(node)
                     if isinstance(inner, ast.Constant) and isinstance(inner.value, str)]
         if any("://" in text and _MESSAGE_URL.search(text) for text in literals):
-            at = starts[min(node.lineno - 1, len(starts) - 1)]
+            at = located.first_line(node)[0]
             yield from ((at, text) for text in literals if "://" not in text
                         or not _MESSAGE_URL.search(text))
 

@@ -321,8 +321,8 @@ def _sent_by_code(part: Part) -> Iterator[Sent]:
     if tree is None:
         return
     names = assigned(tree)
-    starts = [0, *(found.end() for found in re.finditer(r"\n", part.text))]
-    found: list[tuple[ast.expr, ast.AST, str]] = []  # (value, where, key)
+    located = Located([(0, part.text)])
+    found: list[tuple[ast.expr, ast.expr | ast.stmt, str]] = []  # (value, where, key)
     sends = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -347,9 +347,8 @@ def _sent_by_code(part: Part) -> Iterator[Sent]:
             continue
         fixed = constant(value, names)
         text = ", ".join(fixed) if isinstance(fixed, list) else fixed or ""
-        line = getattr(where, "lineno", 1) - 1
         for address in _EMAIL.findall(text):
-            yield Sent(address.lower(), part.line_at(starts[min(line, len(starts) - 1)]),
+            yield Sent(address.lower(), part.line_at(located.first_line(where)[0]),
                        part.source, "", "cc" if key.startswith(("cc", "bcc")) else key)
 
 
