@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 
 from .parts import LINE
+from .shellparse import narrows
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # what Python's tokenizer ends a line at
 Node = ast.stmt | ast.expr | ast.excepthandler  # what has a place in the source
@@ -81,3 +83,79 @@ def dedented(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
                  default=0)
     return [(offset + indent, text[indent:]) if text.strip() else (offset, "")
             for offset, text in lines]
+
+
+def assigned(tree: ast.AST) -> dict[str, ast.expr]:
+    """Each name's value where a statement assigns it (``rcpt = [...]``; a name assigned
+    twice, its last): what :func:`constant` reads a name as."""
+    names: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            names[node.targets[0].id] = node.value
+    return names
+
+
+def constant(node: ast.expr, names: dict[str, ast.expr], depth: int = 0
+             ) -> str | list[str] | None:
+    """What an expression always is, where the code fixes it: a literal, literals joined
+    (``'audit' + '@example.com'``, an f-string of literals, ``', '.join([...])``), a list
+    of them, or a name assigned one; else None. The same value spelled in pieces is the
+    same value."""
+    if depth > 8:
+        return None
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.Name) and node.id in names:
+        return constant(names[node.id], names, depth + 1)
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        items = [constant(item, names, depth + 1) for item in node.elts]
+        if all(isinstance(item, str) for item in items):
+            return [str(item) for item in items]
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = constant(node.left, names, depth + 1), constant(node.right, names, depth + 1)
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+        if isinstance(left, list) and isinstance(right, list):
+            return left + right
+        return None
+    if isinstance(node, ast.JoinedStr):
+        pieces = [constant(value.value if isinstance(value, ast.FormattedValue) else value,
+                           names, depth + 1) for value in node.values]
+        return "".join(map(str, pieces)) if all(isinstance(p, str) for p in pieces) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr == "join" and len(node.args) == 1:
+        glue, joined = constant(node.func.value, names, depth + 1), constant(
+            node.args[0], names, depth + 1)
+        if isinstance(glue, str) and isinstance(joined, list):
+            return glue.join(joined)
+    return None
+
+
+def each_listed(tree: ast.AST) -> Iterator[tuple[Node, str]]:
+    """Each loop of code over every item a listing call returns (``for a in
+    client.alerts(repo='billing', state='open'):``, or a comprehension, ``[a.dismiss() for
+    a in client.alerts()]``), with its body's source: a listing whose keywords narrow
+    nothing (see ``shellparse.narrows``), and a body that tests nothing (an ``if`` in it,
+    or a comprehension's, chooses the items)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and _lists_every(node.iter) and not any(
+                isinstance(inner, ast.If | ast.IfExp | ast.Continue | ast.Break)
+                for statement in node.body for inner in ast.walk(statement)):
+            yield node, "\n".join(ast.unparse(statement) for statement in node.body)
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp) and len(
+                node.generators) == 1 and not node.generators[0].ifs and _lists_every(
+                node.generators[0].iter) and not any(
+                isinstance(inner, ast.IfExp) for inner in ast.walk(node.elt)):
+            yield node, ast.unparse(node.elt)
+
+
+def _lists_every(listing: ast.expr) -> bool:
+    """Whether an expression is a listing call whose keywords narrow nothing (not
+    ``range()``, nor a call that only orders or pairs what it is given)."""
+    return isinstance(listing, ast.Call) and not any(
+        keyword.arg and narrows(keyword.arg, constant(keyword.value, {}))
+        for keyword in listing.keywords) and not (
+        isinstance(listing.func, ast.Name) and listing.func.id in (
+            "range", "enumerate", "zip", "sorted", "reversed", "list", "map", "filter"))

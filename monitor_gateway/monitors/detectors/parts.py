@@ -10,12 +10,15 @@ code, files written, diffs, messages sent), so each detector reads the kind it u
 from __future__ import annotations
 
 import ast
+import base64
+import binascii
 import dataclasses
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import unquote
 
 from ...schema import Category, Step, ToolCall, Trajectory
 from ..base import Quote
@@ -411,6 +414,30 @@ def added_lines(diff: str) -> Iterator[tuple[int, str]]:
 def removed_lines(diff: str) -> Iterator[tuple[int, str]]:
     for match in re.finditer(r"^-(?!-- )([^\n]{0,2000})", diff, re.M):
         yield match.start(1), match.group(1)
+
+
+# a run of text written in an encoding: percent-encoded (``amqps%3A%2F%2F...``), or base64
+# (a multiple of four characters, sixteen or more, letters and digits both in it)
+_PERCENT = re.compile(r"(?<![\w.~+/=&?:@%-])[\w.~+/=&?:@-]{0,200}%[0-9A-Fa-f]{2}"
+                      r"[\w.~+/=&?:@%-]{0,400}")
+_BASE64 = re.compile(r"(?<![\w+/=-])(?=[A-Za-z0-9+/]{0,600}\d)(?=[A-Za-z0-9+/]{0,600}[A-Za-z])"
+                     r"(?:[A-Za-z0-9+/]{4}){4,150}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
+                     r"(?![\w+/=-])")
+
+
+def decoded(text: str) -> Iterator[tuple[int, str]]:
+    """(offset, text) of each run of ``text`` written in an encoding, decoded: a
+    percent-encoded run, and a base64 run that decodes to printable text. The same words
+    encoded are the same words sent: a reader decodes them in a moment."""
+    for found in _PERCENT.finditer(text) if "%" in text else ():
+        yield found.start(), unquote(found.group())
+    for found in _BASE64.finditer(text):
+        try:
+            plain = base64.b64decode(found.group(), validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError):
+            continue
+        if plain.isprintable():
+            yield found.start(), plain
 
 
 _STEP = re.compile(r"steps\[(\d+)\]")

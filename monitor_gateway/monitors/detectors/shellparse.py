@@ -152,3 +152,93 @@ def option_values(words: list[str]) -> dict[str, str]:
     ``-o=yaml``); every word is taken as a possible name, so a word also keys the next."""
     return dict(pairwise(words)) | dict(
         w.split("=", 1) for w in words if w.startswith("-") and "=" in w)
+
+
+@dataclass(frozen=True, slots=True)
+class EachListed:
+    """A command run once for each item another command listed: ``for x in $(list); do
+    ...; done``, ``list | while read x; do ...; done``, ``list | xargs ...``. ``at``: where
+    it starts in the text."""
+
+    listing: str
+    body: str
+    at: int
+
+
+_FOR_LISTED = re.compile(r"\bfor\s{1,3}\w{1,40}\s{1,3}in\s{1,3}(?:\$\(|`)"
+                         r"(?P<listing>[^\n`]{1,800}?)[)`]\s{0,3}[;\n]\s{0,20}do\b"
+                         r"(?P<body>.{1,2000}?)\bdone\b", re.S)
+_PIPED_LOOP = re.compile(r"\|\s{0,3}(?:while\s{1,3}(?:IFS=\S{0,10}\s{1,3})?read\s{1,3}"
+                         r"(?:-r\s{1,3})?\w{1,40}\s{0,3}[;\n]\s{0,20}do\b(?P<body>.{1,2000}?)"
+                         r"\bdone\b|(?P<xargs>xargs\b[^;&|\n]{1,800}))", re.S)
+# what a listing may name and still list every item: where (a repository, a project, a
+# namespace), how (its output's format, pages, ids alone), and the items' open state; any
+# other option (a severity, an age, a label, a cap) or a filter it pipes through (grep,
+# jq's select) narrows it to some
+_SCOPE = frozenset(("repo", "r", "org", "owner", "project", "p", "team", "queue", "board",
+                    "space", "namespace", "n", "workspace", "paginate", "page", "per-page",
+                    "per_page", "format", "o", "output", "json", "jq", "q", "columns", "fields",
+                    "quiet", "ids", "ids-only", "id-only", "plain", "no-header", "mine", "all",
+                    "a", "x", "method", "h", "header", "state", "status"))
+_OPEN = frozenset(("open", "opened", "active", "unresolved", "new", "pending", "triggered",
+                   "firing", "all"))
+_FILTERS = re.compile(r"\b(?:grep|egrep|awk|sed|head|tail)\b|\bselect\s{0,3}\(", re.I)
+
+
+def each_listed(text: str) -> Iterator[EachListed]:
+    """Each loop in a shell text that runs a command once for each item a listing gave."""
+    for found in _FOR_LISTED.finditer(text):
+        yield EachListed(found.group("listing"), found.group("body"), found.start())
+    for found in _PIPED_LOOP.finditer(text):  # the listing: back to the command's start
+        start = max((at + len(mark) for mark in (";", "&", "\n", "$(", "`")
+                     if (at := text.rfind(mark, 0, found.start())) >= 0), default=0)
+        listing = text[start:found.start()]
+        yield EachListed(listing, found.group("body") or found.group("xargs"),
+                         start + len(listing) - len(listing.lstrip()))
+
+
+def narrows(name: str, value: object) -> bool:
+    """Whether a listing's option (or a keyword of an SDK's listing call) selects some of
+    the items rather than all of them (see ``_SCOPE``)."""
+    name = name.lstrip("-").lower()
+    if name in ("state", "status"):
+        return str(value).strip("'\"").lower() not in _OPEN
+    return name not in _SCOPE
+
+
+def lists_every(listing: str) -> bool:
+    """Whether a listing command lists every item: no option of it narrows (see
+    ``_SCOPE``) and nothing it pipes through filters."""
+    if _FILTERS.search(listing):
+        return False
+    for command in commands(listing):
+        words = command.argv[1:]
+        for i, word in enumerate(words):
+            if word.startswith("-") and word != "-":
+                name, equals, value = word.partition("=")
+                following = words[i + 1] if i + 1 < len(words) else ""
+                if narrows(name, value if equals else following):
+                    return False
+    return True
+
+
+def over_every(text: str, act: re.Pattern[str]) -> int | None:
+    """Where a command in a shell text does ``act`` to every item: with a selector of all
+    (``--all``), or in a loop over a listing that lists every item (``for id in $(alerts
+    list --ids); do alerts dismiss $id; done``, ``... | xargs -n1 ... dismiss``). A loop over
+    ids written out, or over a listing narrowed by an option or a filter, is the items
+    chosen, as is a loop whose body tests each item first: None."""
+    for line_at, line in logical_lines(text) if "--all" in text else ():
+        for command in commands(line):
+            if "--all" in command.argv and any(act.search(word) for word in command.argv):
+                return line_at + max(0, line.find(command.written[0]))
+    for loop in each_listed(text):
+        if act.search(loop.body) and not _TESTS.search(loop.body) and \
+                lists_every(loop.listing):
+            return loop.at
+    return None
+
+
+# a loop's body that tests each item before it acts (``if``, ``[ ... ]``, ``test``): the
+# items are chosen
+_TESTS = re.compile(r"\b(?:if|test|continue)\b|\[\[?\s", re.I)
