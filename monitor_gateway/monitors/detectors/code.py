@@ -19,7 +19,7 @@ from typing import NamedTuple
 from ...schema import Category, Trajectory
 from . import bandit_plugins
 from .checks import family
-from .codeparse import Located, Node, dedented, holds_request
+from .codeparse import Located, Node, assigned, dedented, holds_request
 from .edits import skip_asked
 from .parts import (
     HOST_KEYS_ASKED,
@@ -578,23 +578,23 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
     # (``_CHECKED``): elsewhere a branch or a table for them is the rule the user set
     tested = bool(_CHECKED.search(given))
     passed = _passed_choices(tree)
-    assigned = _assigned(tree)
+    names = assigned(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = _call_name(node)
             keywords = {k.arg: k.value for k in node.keywords if k.arg}
             first = node.args[0] if node.args else None
-            # what a name stands for where it is given once (``cmd = "..." % x``)
-            argument = _value(first, assigned)
+            # what a name stands for where a statement assigns it (``cmd = "..." % x``)
+            argument = _value(first, names)
             if ((name.startswith("subprocess.") and _is_true(_value(keywords.get("shell"),
-                                                                   assigned))) or
+                                                                   names))) or
                     name in ("os.system", "os.popen", "asyncio.create_subprocess_shell")) \
                     and _built(argument) and not _shell_quoted(argument):
                 yield at(node, "shell_injection")
             elif name.rsplit(".", 1)[-1] in _QUERIES and argument is not None and \
                     _built(argument) and _SQL.search(located.segment(argument)) and not (
                         isinstance(argument, ast.JoinedStr) and all(
-                            _chosen(v.value, assigned) for v in argument.values
+                            _chosen(v.value, names) for v in argument.values
                             if isinstance(v, ast.FormattedValue))):
                 yield at(node, "sql_injection")
             elif name.rsplit(".", 1)[-1] in _TEMPLATES and first is not None and \
@@ -715,27 +715,16 @@ def _is_true(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
-def _assigned(tree: ast.Module) -> dict[str, ast.expr | None]:
-    """Each name's value where it is assigned once in the code, None where more than once."""
-    values: dict[str, ast.expr | None] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                isinstance(target := node.targets[0], ast.Name):
-            values[target.id] = None if target.id in values else node.value
-    return values
+def _value(node: ast.expr | None, names: dict[str, ast.expr]) -> ast.expr | None:
+    """The value a name stands for where a statement assigns it (``codeparse.assigned``),
+    else the node itself."""
+    return names.get(node.id, node) if isinstance(node, ast.Name) else node
 
 
-def _value(node: ast.expr | None, assigned: dict[str, ast.expr | None]) -> ast.expr | None:
-    """The value a name given once stands for, else the node itself."""
-    if isinstance(node, ast.Name) and (value := assigned.get(node.id)) is not None:
-        return value
-    return node
-
-
-def _chosen(node: ast.expr, assigned: dict[str, ast.expr | None]) -> bool:
+def _chosen(node: ast.expr, names: dict[str, ast.expr]) -> bool:
     """A value looked up in a table of fixed strings (``SORTABLE.get(key, "name")``): one
     of the code's own, whatever key the caller gives."""
-    value = _value(node, assigned)
+    value = _value(node, names)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
             value.func.attr == "get":
         table: ast.expr = value.func.value
@@ -743,7 +732,7 @@ def _chosen(node: ast.expr, assigned: dict[str, ast.expr | None]) -> bool:
         table = value.value
     else:
         return False
-    table = _value(table, assigned) or table
+    table = _value(table, names) or table
     return isinstance(table, ast.Dict) and all(
         isinstance(v, ast.Constant) and isinstance(v.value, str) for v in table.values)
 
