@@ -1,9 +1,12 @@
 """Shell commands as a shell reads them, parsed with ``shlex`` rather than pattern-matched:
-logical lines, simple commands with what each pipes into, the wrappers before the real
-program dropped (``sudo``, ``env``, ``timeout``), and the commands run inside another
-(``ssh host '...'``, ``bash -c``, ``python -c`` through ``subprocess``, ``xargs``,
-``kubectl exec``, ``docker exec``). The shell family's checks read these; so do the
-offline monitor's acts (a nested command is an act of its own).
+logical lines, simple commands with what each pipes into, the wrappers and keywords before
+the real program dropped (``sudo``, ``env``, ``timeout``, a loop's ``do``), the variables a
+script sets (``D=/srv/x``, ``for d in a b``) read into the words that use them, a path moved
+then used read as the path it was (``mv data /tmp/old && rm -rf /tmp/old``), and the
+commands run inside another (``ssh host '...'``, ``bash -c``, ``python -c`` through
+``subprocess``, ``xargs``, ``kubectl exec``, ``docker exec``, ``find -delete``) or by a
+Python script (``shutil.rmtree``, a storage SDK's deletions). The shell family's checks read
+these; so do the offline monitor's acts (a nested command is an act of its own).
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ import ast
 import re
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass
-from itertools import pairwise
+from dataclasses import dataclass, field
+from itertools import islice, pairwise, product
 
 from .parts import parse_python
 
@@ -24,6 +27,19 @@ _RUNS = {"run", "call", "check_call", "check_output", "Popen", "system", "popen"
          "getstatusoutput"}
 _WRAPPERS = {"sudo", "nohup", "time", "timeout", "env", "nice", "exec", "command", "doas", "npx"}
 _NESTED = {"ssh", "bash", "sh", "zsh"}
+# the words of the shell's grammar before a command (``for d in a; do rm -rf $d; done``)
+_KEYWORDS = {"do", "then", "else", "elif", "if", "while", "until", "!", "{"}
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w{0,60}=")
+_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w{0,60})\}|([A-Za-z_]\w{0,60}))")
+_EXPANSIONS = 64  # the most words one word expands to (a loop over a loop's values)
+_DEPTH = 40  # the most nested parts a Python path is read through
+# what a ``find`` selects by beyond where it looks: with none, it deletes all it finds
+_FIND_SELECTS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "-iregex",
+                 "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-size",
+                 "-user", "-group", "-empty", "-perm", "-links", "-inum", "-samefile",
+                 "-uid", "-gid", "-nouser", "-nogroup", "-prune", "-not", "!", "-o", "-or"}
+_FIND_STOPS = {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-print", "-print0", "-ls",
+               "-fprint"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +58,58 @@ def logical_lines(text: str) -> Iterator[tuple[int, str]]:
     yield start, text[start:]
 
 
-def commands(line: str) -> Iterator[Command]:
+@dataclass
+class Shell:
+    """What a script has set so far, for the commands after: its variables (each with
+    the values a loop gives it, or the one it was assigned) and the paths it moved (where
+    each is now, to where it was)."""
+
+    variables: dict[str, list[str]] = field(default_factory=dict)
+    moved: dict[str, str] = field(default_factory=dict)
+
+    def expand(self, word: str) -> list[str]:
+        """The words ``word`` stands for: each variable it uses read as its values (an
+        unknown one left as written), a path it was moved to read as where it was."""
+        found = [m for m in _REFERENCE.finditer(word)
+                 if (m.group(1) or m.group(2)) in self.variables]
+        if not found:
+            return [self.moved.get(word.rstrip("/"), word)]
+        pieces: list[list[str]] = []
+        at = 0
+        for m in found:
+            pieces.append([word[at:m.start()]])
+            pieces.append(self.variables[m.group(1) or m.group(2)])
+            at = m.end()
+        pieces.append([word[at:]])
+        words = ["".join(chosen) for chosen in islice(product(*pieces), _EXPANSIONS)]
+        return [self.moved.get(w.rstrip("/"), w) for w in words]
+
+    def read(self, segment: list[str]) -> list[str]:
+        """A simple command's words expanded; an assignment or a loop's ``for`` remembered
+        (an assignment's value is read as a single word, the way a quoted one is used)."""
+        words = [w for word in segment for w in self.expand(word)]
+        argv = [w for w in words if w not in _KEYWORDS]
+        assigning = argv[1:] if argv[:1] in (["export"], ["local"], ["readonly"]) else argv
+        if assigning and all(_ASSIGNMENT.match(w) for w in assigning):
+            for w in assigning:
+                name, value = w.split("=", 1)
+                self.variables[name] = [value]
+        elif argv[:1] == ["for"] and argv[2:3] == ["in"] and not any(
+                w.startswith("$") or "(" in w or "`" in w for w in argv[3:]):
+            self.variables[argv[1]] = argv[3:][:_EXPANSIONS]
+        elif argv[:1] == ["mv"]:
+            paths = [w.rstrip("/") for w in argv[1:] if not w.startswith("-")]
+            if len(paths) == 2 and all(paths):
+                self.moved[paths[1]] = paths[0]
+        return words
+
+
+def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
     """Each simple command of a shell line, with what it pipes into; nested command strings
-    (``ssh host '...'``, ``bash -c '...'``, ``sudo``, ``xargs``) are unwrapped."""
+    (``ssh host '...'``, ``bash -c '...'``, ``sudo``, ``xargs``) are unwrapped. ``shell``
+    holds what the lines before set (a script's lines share one); a line alone starts
+    afresh."""
+    shell = shell if shell is not None else Shell()
     try:
         lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -59,15 +124,25 @@ def commands(line: str) -> Iterator[Command]:
             segments.append([])
         else:
             segments[-1].append(token)
-    for index, segment in enumerate(segments):
+    read = [shell.read(segment) for segment in segments]
+    for index, segment in enumerate(read):
         argv = _unwrap(segment)
         if not argv:
             continue
         piped = pipes[index] if index < len(pipes) else False
-        after = _unwrap(segments[index + 1]) if piped else []
-        yield Command(argv, after, segment)
+        after = _unwrap(read[index + 1]) if piped else []
+        yield Command(argv, after, segments[index])
         for nested in _nested(argv):
-            yield from commands(nested)
+            yield from commands(nested, shell)
+
+
+def script(text: str) -> Iterator[tuple[int, str, Command]]:
+    """Each command of a script, with its logical line and where that starts: the lines
+    share what the ones before set (``D=/srv/x`` on one, ``rm -rf "$D"`` on the next)."""
+    shell = Shell()
+    for line_at, line in logical_lines(text):
+        for command in commands(line, shell):
+            yield line_at, line, command
 
 
 def nested(text: str) -> Iterator[str]:
@@ -84,7 +159,7 @@ def _unwrap(argv: list[str]) -> list[str]:
     i = 0
     while i < len(argv):
         word, before = argv[i], argv[i - 1] if i else ""
-        if word in _WRAPPERS or ("=" in word and not word.startswith("-")) or \
+        if word in _WRAPPERS or word in _KEYWORDS or ("=" in word and not word.startswith("-")) or \
                 (word.startswith("-") and argv[0] in _WRAPPERS) or \
                 (word.isdigit() and before == "timeout") or \
                 (before in ("-u", "-g") and argv[0] == "sudo"):
@@ -113,6 +188,8 @@ def _nested(argv: list[str]) -> Iterator[str]:
             i += 2 if argv[i] in ("-e", "--env", "-u", "--user", "-w", "--workdir") else 1
         if i + 1 < len(argv):
             yield shlex.join(argv[i + 1:])
+    elif program == "find":
+        yield from _found_deleted(argv)
     elif program == "xargs":
         i = 1
         while i < len(argv) and argv[i].startswith("-"):
@@ -121,20 +198,192 @@ def _nested(argv: list[str]) -> Iterator[str]:
             yield shlex.join(argv[i:])
 
 
+def _found_deleted(argv: list[str]) -> Iterator[str]:
+    """What a ``find`` that selects nothing (no name, age or size; a type or a depth
+    alone) deletes, with ``-delete`` or ``-exec rm``: all under where it looks, the same
+    act as ``rm -rf`` of each (of what each holds, from ``-mindepth 1``). A ``find`` that
+    selects deletes what it selects, which no path names."""
+    starts = []
+    for word in argv[1:]:
+        if word.startswith("-") or word in ("!", "("):
+            break
+        starts.append(word)
+    tests = set(argv[len(starts) + 1:])
+    execs = [i for i, w in enumerate(argv) if w in ("-exec", "-execdir", "-ok", "-okdir")]
+    removes = "-delete" in tests or any(argv[i + 1:i + 2] == ["rm"] for i in execs)
+    if not starts or not removes or tests & _FIND_SELECTS:
+        return
+    options = option_values(argv[len(starts) + 1:])
+    inside = options.get("-mindepth", "0") not in ("", "0")
+    yield shlex.join(["rm", "-rf", *(start.rstrip("/") + "/*" if inside else start
+                                     for start in starts)])
+
+
 def _run_by_python(code: str) -> Iterator[str]:
-    """The shell commands a ``python -c`` script runs (``subprocess.run("...", shell=True)``,
-    ``subprocess.run(["rm", "-rf", ...])``, ``os.system("...")``): the same act in another
-    interpreter."""
+    """The shell commands a ``python -c`` script amounts to (``python_runs``)."""
+    for _, command in python_runs(code):
+        yield command
+
+
+def python_runs(code: str) -> Iterator[tuple[int, str]]:
+    """The shell commands a Python script runs or amounts to, each with where its call
+    starts in the script: ``subprocess.run("...", shell=True)``, ``subprocess.run(
+    ["rm", "-rf", ...])``, ``os.system("...")``; ``shutil.rmtree(p)`` as ``rm -rf p``,
+    ``os.remove(p)`` as ``rm -f p``; a storage SDK's deletions as its command line (a
+    Cloud Storage bucket's blobs deleted, ``list_blobs(prefix=...)`` or all, as ``gsutil rm
+    -r``; boto3's ``objects.all().delete()`` or ``objects.filter(Prefix=...).delete()`` as
+    ``aws s3 rm --recursive``): the same act in another interpreter. A path built from the
+    script's own names, f-strings, ``os.path.join`` or a loop over a list is read as its
+    values."""
     tree = parse_python(code)
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in _RUNS:
-            first = node.args[0]
-            if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                yield first.value
-            elif isinstance(first, ast.List | ast.Tuple) and all(
-                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts):
-                yield shlex.join(str(e.value) for e in first.elts)  # type: ignore[attr-defined]
+    if tree is None:
+        return
+    names = _bindings(tree)
+    starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", code))]  # as ``ast`` counts
+    for node, command in _python_runs(tree, names):
+        start = starts[node.lineno - 1]  # ``ast``'s column counts UTF-8 bytes
+        line = code[start:start + node.col_offset].encode()[:node.col_offset]
+        yield start + len(line.decode(errors="ignore")), command
+
+
+def _python_runs(tree: ast.Module, names: dict[str, list[str]]
+                 ) -> Iterator[tuple[ast.Call, str]]:
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        attr, first = node.func.attr, node.args[0] if node.args else None
+        if attr in _RUNS and first is not None:
+            if isinstance(first, ast.List | ast.Tuple):
+                words = [_values(e, names) for e in first.elts]
+                if all(w is not None and len(w) == 1 for w in words):
+                    yield node, shlex.join(
+                        w[0] for w in words if w)
+            else:
+                for value in _values(first, names) or ():
+                    yield node, value
+        elif attr == "rmtree" and first is not None:
+            for value in _values(first, names) or ():
+                yield node, shlex.join(["rm", "-rf", value])
+        elif attr in ("delete", "delete_blobs") and (deleted := _sdk_deleted(node, tree, names)):
+            yield node, deleted
+
+
+def _sdk_deleted(node: ast.Call, tree: ast.Module, names: dict[str, list[str]]) -> str:
+    """The command line a storage SDK's deletion amounts to: boto3's ``Bucket(b).objects
+    .all().delete()`` (or ``.filter(Prefix=p)``), or a Cloud Storage blob's or blobs'
+    deletion in a script that opens bucket ``b`` (``Client().bucket(b)``) and lists it
+    (``list_blobs(prefix=p)``, or all of it)."""
+    func = node.func
+    chain = [c for c in ast.walk(func) if isinstance(c, ast.Call)]
+    for call in chain:  # boto3: Bucket(b).objects.all() / .filter(Prefix=p), then delete()
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("all", "filter") and \
+                isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "objects":
+            bucket = _opened(call.func.value.value, ("Bucket",), names)
+            prefix = _keyword(call, "Prefix", names)
+            if bucket is not None:
+                return shlex.join(["aws", "s3", "rm", f"s3://{bucket}/{prefix}", "--recursive"])
+    buckets = [b for c in ast.walk(tree) if isinstance(c, ast.Call)
+               and (b := _opened(c, ("bucket", "get_bucket", "Bucket"), names)) is not None]
+    listed = [c for c in ast.walk(tree) if isinstance(c, ast.Call)
+              and isinstance(c.func, ast.Attribute) and c.func.attr == "list_blobs"]
+    if len(set(buckets)) == 1 and listed:
+        prefix = _keyword(listed[0], "prefix", names)
+        return shlex.join(["gsutil", "rm", "-r", f"gs://{buckets[0]}/{prefix}**"])
+    return ""
+
+
+def _opened(node: ast.expr, methods: tuple[str, ...], names: dict[str, list[str]]
+            ) -> str | None:
+    """The bucket a call opens by name (``client.bucket("logs")``, ``s3.Bucket("logs")``)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name) and \
+            (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) \
+            in methods and node.args:
+        values = _values(node.args[0], names)
+        return values[0] if values and len(values) == 1 else None
+    return None
+
+
+def _keyword(call: ast.Call, name: str, names: dict[str, list[str]]) -> str:
+    """A call's keyword argument as its one value, else empty (none given: all of it)."""
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            values = _values(keyword.value, names)
+            return values[0] if values and len(values) == 1 else "*"
+    return ""
+
+
+def _bindings(tree: ast.Module) -> dict[str, list[str]]:
+    """The script's names bound to strings it spells (``root = "/srv/x"``, ``for d in
+    ["a", "b"]``), each with its values: what a path built from them reads as."""
+    names: dict[str, list[str]] = {}
+    sequences: dict[str, list[str]] = {}  # the lists a name holds, for a loop over it
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            target, value = node.targets[0].id, node.value
+            if isinstance(value, ast.List | ast.Tuple):
+                if (items := _items(value, names)) is not None:
+                    sequences[target] = items
+                continue
+            if (values := _values(value, names)) is not None:
+                names[target] = values
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            items = sequences.get(node.iter.id) if isinstance(node.iter, ast.Name) else \
+                _items(node.iter, names) if isinstance(node.iter, ast.List | ast.Tuple) else None
+            if items is not None:
+                names[node.target.id] = items
+    return names
+
+
+def _items(node: ast.List | ast.Tuple, names: dict[str, list[str]]) -> list[str] | None:
+    """A list's or a tuple's strings, each item's values in turn."""
+    items = [_values(e, names) for e in node.elts]
+    return None if any(i is None for i in items) else [v for i in items if i for v in i]
+
+
+def _values(node: ast.expr, names: dict[str, list[str]], depth: int = 0) -> list[str] | None:
+    """The strings an expression can be, where the script spells them: a constant, a name
+    bound to them, an f-string, a ``+``, a path joined (``os.path.join``, ``Path(a) / b``);
+    None where it does not say, or past ``_DEPTH`` nested parts (no path is built so deep,
+    and Python's own stack ends)."""
+    if depth > _DEPTH:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    pieces: list[list[str] | None]
+    joiner = ""
+    if isinstance(node, ast.JoinedStr):
+        pieces = [_values(v.value if isinstance(v, ast.FormattedValue) else v, names, depth + 1)
+                  for v in node.values]
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Div):
+        pieces = [_values(node.left, names, depth + 1), _values(node.right, names, depth + 1)]
+        joiner = "/" if isinstance(node.op, ast.Div) else ""
+    elif isinstance(node, ast.Call) and _joins_paths(node.func):
+        pieces = [_values(a, names, depth + 1) for a in node.args]
+        joiner = "/"
+    else:
+        return None
+    if not pieces or any(p is None for p in pieces):
+        return None
+    return [joiner.join(chosen).replace("//", "/") for chosen in
+            islice(product(*(p for p in pieces if p is not None)), _EXPANSIONS)]
+
+
+def _joins_paths(func: ast.expr) -> bool:
+    """``os.path.join``, ``posixpath.join``, ``Path`` or ``pathlib.Path``."""
+    if isinstance(func, ast.Name):
+        return func.id in ("Path", "PurePath")
+    if not isinstance(func, ast.Attribute):
+        return False
+    owner = func.value
+    if func.attr in ("Path", "PurePath"):
+        return isinstance(owner, ast.Name) and owner.id == "pathlib"
+    return func.attr == "join" and (
+        (isinstance(owner, ast.Name) and owner.id == "posixpath") or (
+            isinstance(owner, ast.Attribute) and owner.attr == "path"
+            and isinstance(owner.value, ast.Name) and owner.value.id == "os"))
 
 
 def option_values(words: list[str]) -> dict[str, str]:
