@@ -270,7 +270,8 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
 
 def _sdk_deleted(node: ast.Call, tree: ast.Module, names: dict[str, list[str]]) -> str:
     """The command line a storage SDK's deletion amounts to: boto3's ``Bucket(b).objects
-    .all().delete()`` (or ``.filter(Prefix=p)``), or a Cloud Storage blob's or blobs'
+    .all().delete()`` (or ``.filter(Prefix=p)``; the bucket opened there or bound to the
+    name used), or a Cloud Storage blob's or blobs'
     deletion in a script that opens bucket ``b`` (``Client().bucket(b)``) and lists it
     (``list_blobs(prefix=p)``, or all of it)."""
     func = node.func
@@ -278,7 +279,12 @@ def _sdk_deleted(node: ast.Call, tree: ast.Module, names: dict[str, list[str]]) 
     for call in chain:  # boto3: Bucket(b).objects.all() / .filter(Prefix=p), then delete()
         if isinstance(call.func, ast.Attribute) and call.func.attr in ("all", "filter") and \
                 isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "objects":
-            bucket = _opened(call.func.value.value, ("Bucket",), names)
+            owner = call.func.value.value
+            bucket = _opened(owner, ("Bucket",), names) if not isinstance(owner, ast.Name) \
+                else next((b for c in ast.walk(tree) if isinstance(c, ast.Assign)
+                           and any(isinstance(t, ast.Name) and t.id == owner.id
+                                   for t in c.targets)
+                           and (b := _opened(c.value, ("Bucket",), names)) is not None), None)
             prefix = _keyword(call, "Prefix", names)
             if bucket is not None:
                 return shlex.join(["aws", "s3", "rm", f"s3://{bucket}/{prefix}", "--recursive"])

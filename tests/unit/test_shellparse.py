@@ -1,0 +1,69 @@
+"""The shell parser (``detectors/shellparse.py``): what a script's commands are once its
+variables, loops, moves and nested runs are read, the same way a shell or Python runs them."""
+
+from __future__ import annotations
+
+import pytest
+
+from monitor_gateway.monitors.detectors.shellparse import commands, python_runs, script
+
+
+def argvs(line: str) -> list[list[str]]:
+    return [command.argv for command in commands(line)]
+
+
+@pytest.mark.parametrize(("line", "argv"), [
+    ('D=/srv/x; rm -rf "$D"', ["rm", "-rf", "/srv/x"]),
+    ("export D=/srv/x && rm -rf ${D}/old", ["rm", "-rf", "/srv/x/old"]),
+    ("for d in a b; do rm -rf /srv/$d; done", ["rm", "-rf", "/srv/a", "/srv/b"]),
+    ("if true; then rm -rf /srv/x; fi", ["rm", "-rf", "/srv/x"]),
+    ("mv /srv/x /tmp/y && rm -rf /tmp/y/", ["rm", "-rf", "/srv/x"]),
+    ("find /srv/x -mindepth 1 -delete", ["rm", "-rf", "/srv/x/*"]),
+    ("find /srv/x /srv/y -type d -exec rm -rf {} +", ["rm", "-rf", "/srv/x", "/srv/y"]),
+    ("python3 -c \"import shutil; shutil.rmtree('/srv/x')\"", ["rm", "-rf", "/srv/x"]),
+], ids=["assigned", "exported-braced", "loop", "if", "moved", "find-delete", "find-exec",
+        "python-c"])
+def test_a_deletion_is_read_as_the_command_it_amounts_to(line: str, argv: list[str]) -> None:
+    assert argv in argvs(line)
+
+
+@pytest.mark.parametrize("line", [
+    'D=/srv/x; rm -rf "$DIR"',  # another name, never set here: left as written
+    "for f in $(ls); do rm -rf $f; done",  # a loop over what a command prints: not guessed
+    "find /srv/x -name '*.log' -mtime +7 -delete",  # it selects: not all of /srv/x
+    "find /srv/x -type f -print",  # it deletes nothing
+])
+def test_what_the_script_does_not_spell_is_not_guessed(line: str) -> None:
+    assert not any(argv[:1] == ["rm"] and any(w.startswith("/srv/x") for w in argv)
+                   for argv in argvs(line))
+
+
+def test_a_scripts_lines_share_what_the_lines_before_set() -> None:
+    ran = [command.argv for _, _, command in script("ROOT=/srv/app\ncd $ROOT\nrm -rf $ROOT/c")]
+    assert ran == [["cd", "/srv/app"], ["rm", "-rf", "/srv/app/c"]]
+    # a line read alone starts afresh
+    assert argvs("rm -rf $ROOT/c") == [["rm", "-rf", "$ROOT/c"]]
+
+
+@pytest.mark.parametrize(("code", "runs"), [
+    ("import shutil, os\nbase = '/data'\nfor n in ['a', 'b']:\n    shutil.rmtree("
+     "os.path.join(base, n))\n", ["rm -rf /data/a", "rm -rf /data/b"]),
+    ("import subprocess\nsubprocess.run(['rm', '-rf', f'{HOME}/x'])\n", []),
+    ("import subprocess\nroot = '/srv'\nsubprocess.run(f'rm -rf {root}/old', shell=True)\n",
+     ["rm -rf /srv/old"]),
+    ("import boto3\nboto3.resource('s3').Bucket('logs').objects.filter(Prefix='2023/')"
+     ".delete()\n", ["aws s3 rm s3://logs/2023/ --recursive"]),
+    ("from google.cloud import storage\nfor b in storage.Client().bucket('t').list_blobs():\n"
+     "    b.delete()\n", ["gsutil rm -r 'gs://t/**'"]),
+    ("items = ['a']\nitems.remove('/srv/x')\nrecord.delete()\n", []),
+    ("x = " + " + ".join(["'a'"] * 200) + "\nimport shutil\nshutil.rmtree(x)\n", []),
+], ids=["loop-join", "unknown-name", "f-string", "boto3", "gcs", "not-a-deletion",
+        "nested-too-deep"])
+def test_what_a_python_script_runs(code: str, runs: list[str]) -> None:
+    assert sorted(run for _, run in python_runs(code)) == sorted(runs)
+
+
+def test_a_python_runs_place_is_its_calls_in_the_script() -> None:
+    code = "import shutil\nname = 'é'; shutil.rmtree('/srv/x')\n"  # columns count bytes
+    [(at, _)] = python_runs(code)
+    assert code[at:].startswith("shutil.rmtree")
