@@ -798,7 +798,8 @@ def _unasked(request: str, targets: list[str]) -> str:
     (``_named_in``, less a trailing glob: ``/var/log/audit/*`` is ``audit``): what
     was deleted beside what was asked. Scratch space, dependencies and build artefacts
     (``node_modules``, ``dist``, ``*.egg-info``) are work's leavings, and a target built
-    from a variable is not read. Empty where the request asks for no deletion."""
+    from a variable the script does not set (``shellparse`` reads those it sets) is not
+    read. Empty where the request asks for no deletion."""
     asking = _asking(request)
     for target in targets if asking else []:
         path = "/".join(_parts(target))
