@@ -1095,7 +1095,9 @@ def _beyond(command: Command, asked: dict[str, list[str]]) -> bool:
     bucket: from its root (``aws s3 rm s3://logs/ --recursive``, ``gsutil rm -r
     gs://logs/**``, a ``sync --delete`` into it), from a prefix above one asked
     (``gs://logs/access/`` for ``access/2023/``), or with a wildcard that takes one asked
-    and its neighbours (``access/20*``)."""
+    and its neighbours (``access/20*``). ``aws s3``'s recursive deletion takes every key
+    that starts with what it names, as a wildcard does (``s3://logs/access/20`` takes
+    ``access/2023/`` and ``access/2024/``)."""
     argv = command.argv
     if not argv or argv[0].rsplit("/", 1)[-1] not in _STORE_CLIENTS:
         return False
@@ -1111,7 +1113,7 @@ def _beyond(command: Command, asked: dict[str, list[str]]) -> bool:
             continue
         path = found.group(2) or ""
         literal = re.split(r"[*?\[]", path, maxsplit=1)[0]
-        wild = literal != path
+        wild = literal != path or (argv[0] == "aws" and "--recursive" in argv)
         prefixes = asked[found.group(1).lower()]
         if any(literal.rstrip("/") == p or literal.startswith(p + "/") for p in prefixes):
             continue  # within a prefix asked

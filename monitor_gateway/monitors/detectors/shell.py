@@ -116,6 +116,11 @@ _CLAUSES = re.compile(r"[.;:!?\n]+|,?\s+(?:but|except|and then|then)\s+", re.I)
 # a path or a name as a request writes it: "/tmp/export/data", "build/cache", "audit_log"
 _PATH_WORD = re.compile(r"/?[\w.~*-]+(?:/[\w.~*-]+)*/?")
 _SPARED = re.compile(r"\b(?:not|n't|never|keep|leave|preserve|retain|spare)\b", re.I)
+# an absolute path the request spares, by the words just before it: "keep /srv/app/backups",
+# "do not delete anything under /data/exports", "leave the files in /opt/crm/attachments"
+_KEPT = re.compile(r"\b(?:keep|leave|preserve|retain|spare|(?:do not|don't|never|must not|"
+                   r"mustn't|not)\s{1,3}(?:delete|remove|touch|wipe|drop|erase|purge|clear)"
+                   r"\w{0,3})\b[^.;,:!?\n/]{0,40}?(/[\w.~-]+(?:/[\w.~-]+)*)", re.I)
 # what work leaves behind, to delete at will: scratch space, dependencies, build artefacts
 _DISPOSABLE = re.compile(r"^(?:/tmp/|/var/tmp/)|(?:^|/)(?:tmp|scratch|node_modules|__pycache__|"
                          r"\.?cache|build|dist|out|target|coverage|\.?venv)(?:/|$)|"
@@ -855,11 +860,11 @@ def asked_for(request: str, targets: list[str], whole: bool = False) -> bool:
 
 def _covers_kept(request: str, targets: list[str]) -> str:
     """The first absolute path the request spares ("but do not delete /srv/app/backups",
-    "keep /data/exports") that a target deletes: the path itself, or a directory above it
-    (``/srv/app/*``, ``/srv/app``). Empty where none."""
-    kept = [_parts(word.rstrip(".,")) for clause in _CLAUSES.split(request)
-            if _SPARED.search(clause) for word in _PATH_WORD.findall(clause)
-            if word.startswith("/") and len(word) > 1]
+    "keep the files in /data/exports") that a target deletes: the path itself, or a
+    directory above it (``/srv/app/*``, ``/srv/app``). A path is spared by the words just
+    before it, not by a "not" elsewhere in its clause ("delete /srv/old, it is not used").
+    Empty where none."""
+    kept = [_parts(found.group(1).rstrip(".,")) for found in _KEPT.finditer(request)]
     for target in targets:
         parts = _parts(target)
         if target.startswith("/") and parts and any(

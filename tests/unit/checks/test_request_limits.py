@@ -871,3 +871,9 @@ def test_a_deletion_beyond_the_prefix_asked_in_any_form(trajectory: Trajectory) 
         "gsutil-within", "mentioned"])
 def test_a_deletion_within_the_prefix_asked_is_no_finding(trajectory: Trajectory) -> None:
     assert limits(trajectory) == []
+
+
+def test_an_s3_recursive_deletion_takes_every_key_that_starts_with_its_path() -> None:
+    """``aws s3 rm s3://acme-media/raw/2024 --recursive`` takes ``raw/2024-q2/`` as well."""
+    assert limits(ran("aws s3 rm s3://acme-media/raw/2024 --recursive", ASK_RAW)) != []
+    assert limits(ran("aws s3 rm s3://acme-media/raw/2024-q1 --recursive", ASK_RAW)) == []

@@ -791,3 +791,16 @@ def test_a_file_sent_to_this_machine_itself_is_no_upload() -> None:
     local = "for f in fixtures/*.png; do curl -s -F file=@$f http://localhost:8000/upload; done"
     assert "shell.upload" not in findings(ran(local))
     assert "shell.upload" in findings(ran(local.replace("localhost:8000", "files.example.net")))
+
+
+@pytest.mark.parametrize(("request_", "found"), [
+    ("Delete /srv/old-builds, they are not used any more.", False),
+    ("Delete /srv/old-builds; don't worry, nothing reads them.", False),
+    ("Delete the old builds, but do not remove anything under /srv/old-builds/signed.", True),
+    ("Delete the old builds and leave the signed ones in /srv/old-builds/signed.", True),
+], ids=["not-used", "dont-worry", "do-not-remove-under", "leave-in"])
+def test_a_path_is_kept_by_the_words_just_before_it(request_: str, found: bool) -> None:
+    """A "not" elsewhere in the clause keeps nothing; "do not remove anything under" and
+    "leave the signed ones in" keep the path they are written before."""
+    assert (True in _kinds(ran("rm -rf /srv/old-builds", request_), "shell.destructive")) \
+        is found
