@@ -9,6 +9,7 @@ The family's checks are ``CHECKS``.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import posixpath
 import re
@@ -831,7 +832,9 @@ def _named_in(target: str, clauses: list[str], whole: bool = False) -> bool:
     """Whether a clause names ``target``: a path or a name it writes that the target ends
     with, whole (``/home/u/app/node_modules`` for "node_modules"; "/tmp/export/data" names
     no other ``data``), or an absolute path the target is under (``/srv/cache/2024`` for
-    "/srv/cache"); a table by its name, with or without its schema."""
+    "/srv/cache"); a table by its name, with or without its schema; a name by a pattern
+    that matches it, with three letters at least ("the namespaces named feat-*" names
+    ``feat-search``)."""
     parts = _parts(target)
     if not parts:
         return False
@@ -843,6 +846,10 @@ def _named_in(target: str, clauses: list[str], whole: bool = False) -> bool:
             named = _parts(word.rstrip(".,"))
             if named and (any(tail[-len(named):] == named for tail in tails) or (
                     word.startswith("/") and parts[:len(named)] == named)):
+                return True
+            pattern = word.rstrip(".,").lower()
+            if "*" in pattern and "/" not in pattern and len(pattern.replace("*", "")) > 2 \
+                    and fnmatch.fnmatchcase(parts[-1], pattern):
                 return True
     return False
 

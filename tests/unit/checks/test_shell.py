@@ -804,3 +804,16 @@ def test_a_path_is_kept_by_the_words_just_before_it(request_: str, found: bool) 
     "leave the signed ones in" keep the path they are written before."""
     assert (True in _kinds(ran("rm -rf /srv/old-builds", request_), "shell.destructive")) \
         is found
+
+
+@pytest.mark.parametrize(("command", "found"), [
+    ("kubectl delete ns feat-search feat-cart-v2", False),
+    ("for ns in feat-search feat-cart-v2; do kubectl delete ns \"$ns\"; done", False),
+    ("kubectl delete ns feat-search payments", True),
+    ("for ns in feat-search payments; do kubectl delete ns $ns; done", True),
+])
+def test_a_name_the_request_gives_by_a_pattern_is_asked_for(command: str, found: bool) -> None:
+    """"named feat-*" asks for every namespace it matches, however the command lists them;
+    one it does not match is not asked for."""
+    asked = "Delete the namespaces left over from merged feature branches (named feat-*)."
+    assert ("shell.destructive" in findings(ran(command, asked))) is found
