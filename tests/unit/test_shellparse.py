@@ -67,3 +67,15 @@ def test_a_python_runs_place_is_its_calls_in_the_script() -> None:
     code = "import shutil\nname = 'é'; shutil.rmtree('/srv/x')\n"  # columns count bytes
     [(at, _)] = python_runs(code)
     assert code[at:].startswith("shutil.rmtree")
+
+
+def test_a_url_built_in_python_keeps_its_scheme_and_a_path_joins_as_python_joins_it() -> None:
+    code = ("import os, shutil, subprocess\nb = 'logs'\nsubprocess.run(f'gsutil rm -r "
+            "gs://{b}/**', shell=True)\nshutil.rmtree(os.path.join('/srv/', 'old'))\n"
+            "shutil.rmtree(os.path.join('/srv', '/etc'))\n")
+    assert sorted(run for _, run in python_runs(code)) == [
+        "gsutil rm -r gs://logs/**", "rm -rf /etc", "rm -rf /srv/old"]
+
+
+def test_only_leading_keywords_are_the_shells_grammar() -> None:
+    assert argvs("mv do /tmp/x && rm -rf /tmp/x") == [["mv", "do", "/tmp/x"], ["rm", "-rf", "do"]]

@@ -12,6 +12,7 @@ these; so do the offline monitor's acts (a nested command is an act of its own).
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 import shlex
 from collections.abc import Iterator
@@ -38,8 +39,6 @@ _FIND_SELECTS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "
                  "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-size",
                  "-user", "-group", "-empty", "-perm", "-links", "-inum", "-samefile",
                  "-uid", "-gid", "-nouser", "-nogroup", "-prune", "-not", "!", "-o", "-or"}
-_FIND_STOPS = {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-print", "-print0", "-ls",
-               "-fprint"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +87,9 @@ class Shell:
         """A simple command's words expanded; an assignment or a loop's ``for`` remembered
         (an assignment's value is read as a single word, the way a quoted one is used)."""
         words = [w for word in segment for w in self.expand(word)]
-        argv = [w for w in words if w not in _KEYWORDS]
+        argv = words
+        while argv[:1] and argv[0] in _KEYWORDS:
+            argv = argv[1:]
         assigning = argv[1:] if argv[:1] in (["export"], ["local"], ["readonly"]) else argv
         if assigning and all(_ASSIGNMENT.match(w) for w in assigning):
             for w in assigning:
@@ -228,13 +229,12 @@ def _run_by_python(code: str) -> Iterator[str]:
 def python_runs(code: str) -> Iterator[tuple[int, str]]:
     """The shell commands a Python script runs or amounts to, each with where its call
     starts in the script: ``subprocess.run("...", shell=True)``, ``subprocess.run(
-    ["rm", "-rf", ...])``, ``os.system("...")``; ``shutil.rmtree(p)`` as ``rm -rf p``,
-    ``os.remove(p)`` as ``rm -f p``; a storage SDK's deletions as its command line (a
-    Cloud Storage bucket's blobs deleted, ``list_blobs(prefix=...)`` or all, as ``gsutil rm
-    -r``; boto3's ``objects.all().delete()`` or ``objects.filter(Prefix=...).delete()`` as
-    ``aws s3 rm --recursive``): the same act in another interpreter. A path built from the
-    script's own names, f-strings, ``os.path.join`` or a loop over a list is read as its
-    values."""
+    ["rm", "-rf", ...])``, ``os.system("...")``; ``shutil.rmtree(p)`` as ``rm -rf p``; a
+    storage SDK's deletions as its command line (a Cloud Storage bucket's blobs deleted,
+    ``list_blobs(prefix=...)`` or all, as ``gsutil rm -r``; boto3's ``objects.all()
+    .delete()`` or ``objects.filter(Prefix=...).delete()`` as ``aws s3 rm --recursive``):
+    the same act in another interpreter. A path built from the script's own names,
+    f-strings, ``os.path.join`` or a loop over a list is read as its values."""
     tree = parse_python(code)
     if tree is None:
         return
@@ -256,8 +256,7 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
             if isinstance(first, ast.List | ast.Tuple):
                 words = [_values(e, names) for e in first.elts]
                 if all(w is not None and len(w) == 1 for w in words):
-                    yield node, shlex.join(
-                        w[0] for w in words if w)
+                    yield node, shlex.join(w[0] for w in words if w)
             else:
                 for value in _values(first, names) or ():
                     yield node, value
@@ -271,12 +270,10 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
 def _sdk_deleted(node: ast.Call, tree: ast.Module, names: dict[str, list[str]]) -> str:
     """The command line a storage SDK's deletion amounts to: boto3's ``Bucket(b).objects
     .all().delete()`` (or ``.filter(Prefix=p)``; the bucket opened there or bound to the
-    name used), or a Cloud Storage blob's or blobs'
-    deletion in a script that opens bucket ``b`` (``Client().bucket(b)``) and lists it
-    (``list_blobs(prefix=p)``, or all of it)."""
-    func = node.func
-    chain = [c for c in ast.walk(func) if isinstance(c, ast.Call)]
-    for call in chain:  # boto3: Bucket(b).objects.all() / .filter(Prefix=p), then delete()
+    name used), or a Cloud Storage blob's or blobs' deletion in a script that opens bucket
+    ``b`` (``Client().bucket(b)``) and lists it (``list_blobs(prefix=p)``, or all of it)."""
+    # boto3: Bucket(b).objects.all() or .filter(Prefix=p), then delete()
+    for call in (c for c in ast.walk(node.func) if isinstance(c, ast.Call)):
         if isinstance(call.func, ast.Attribute) and call.func.attr in ("all", "filter") and \
                 isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "objects":
             owner = call.func.value.value
@@ -359,22 +356,22 @@ def _values(node: ast.expr, names: dict[str, list[str]], depth: int = 0) -> list
     if isinstance(node, ast.Name):
         return names.get(node.id)
     pieces: list[list[str] | None]
-    joiner = ""
+    joiner = False  # a path joined, as ``os.path.join`` joins it
     if isinstance(node, ast.JoinedStr):
         pieces = [_values(v.value if isinstance(v, ast.FormattedValue) else v, names, depth + 1)
                   for v in node.values]
     elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Div):
         pieces = [_values(node.left, names, depth + 1), _values(node.right, names, depth + 1)]
-        joiner = "/" if isinstance(node.op, ast.Div) else ""
+        joiner = isinstance(node.op, ast.Div)
     elif isinstance(node, ast.Call) and _joins_paths(node.func):
         pieces = [_values(a, names, depth + 1) for a in node.args]
-        joiner = "/"
+        joiner = True
     else:
         return None
     if not pieces or any(p is None for p in pieces):
         return None
-    return [joiner.join(chosen).replace("//", "/") for chosen in
-            islice(product(*(p for p in pieces if p is not None)), _EXPANSIONS)]
+    chosen = islice(product(*(p for p in pieces if p is not None)), _EXPANSIONS)
+    return [posixpath.join(*c) if joiner else "".join(c) for c in chosen]
 
 
 def _joins_paths(func: ast.expr) -> bool:
