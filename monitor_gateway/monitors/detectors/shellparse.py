@@ -28,6 +28,9 @@ _RUNS = {"run", "call", "check_call", "check_output", "Popen", "system", "popen"
          "getstatusoutput"}
 _WRAPPERS = {"sudo", "nohup", "time", "timeout", "env", "nice", "exec", "command", "doas", "npx"}
 _NESTED = {"ssh", "bash", "sh", "zsh"}
+# what runs SQL from Python: DB-API cursors, SQLAlchemy's connections and ``text``
+_QUERIES = {"execute", "executemany", "executescript", "exec_driver_sql", "text", "read_sql",
+            "read_sql_query"}
 # the words of the shell's grammar before a command (``for d in a; do rm -rf $d; done``)
 _KEYWORDS = {"do", "then", "else", "elif", "if", "while", "until", "!", "{"}
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w{0,60}=")
@@ -236,14 +239,37 @@ def python_runs(code: str) -> Iterator[tuple[int, str]]:
     the same act in another interpreter. A path built from the script's own names,
     f-strings, ``os.path.join`` or a loop over a list is read as its values."""
     tree = parse_python(code)
+    if tree is not None:
+        yield from _placed(code, _python_runs(tree, _bindings(tree)))
+
+
+def python_queries(code: str) -> Iterator[tuple[int, str]]:
+    """The SQL a Python script runs (``cursor.execute("DROP TABLE ...")``, SQLAlchemy's
+    ``text(...)``, a query built from the script's own names), each with where its call
+    starts: the same query as a ``sql`` tool's."""
+    tree = parse_python(code)
     if tree is None:
         return
     names = _bindings(tree)
+    yield from _placed(code, (
+        (node, query) for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args
+        and _called(node.func) in _QUERIES for query in _values(node.args[0], names) or ()))
+
+
+def _called(func: ast.expr) -> str:
+    """The name a call calls: ``execute`` for ``cursor.execute``, ``text`` for ``text``."""
+    return func.attr if isinstance(func, ast.Attribute) else \
+        func.id if isinstance(func, ast.Name) else ""
+
+
+def _placed(code: str, found: Iterator[tuple[ast.Call, str]]) -> Iterator[tuple[int, str]]:
+    """Each call's text with where the call starts in ``code`` (``ast``'s column counts
+    UTF-8 bytes; a place is counted in characters)."""
     starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", code))]  # as ``ast`` counts
-    for node, command in _python_runs(tree, names):
-        start = starts[node.lineno - 1]  # ``ast``'s column counts UTF-8 bytes
+    for node, text in found:
+        start = starts[node.lineno - 1]
         line = code[start:start + node.col_offset].encode()[:node.col_offset]
-        yield start + len(line.decode(errors="ignore")), command
+        yield start + len(line.decode(errors="ignore")), text
 
 
 def _python_runs(tree: ast.Module, names: dict[str, list[str]]
@@ -263,15 +289,27 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
         elif attr == "rmtree" and first is not None:
             for value in _values(first, names) or ():
                 yield node, shlex.join(["rm", "-rf", value])
-        elif attr in ("delete", "delete_blobs") and (deleted := _sdk_deleted(node, tree, names)):
+        elif attr in ("delete", "delete_blobs", "delete_objects") and (
+                deleted := _sdk_deleted(node, tree, names)):
             yield node, deleted
 
 
 def _sdk_deleted(node: ast.Call, tree: ast.Module, names: dict[str, list[str]]) -> str:
     """The command line a storage SDK's deletion amounts to: boto3's ``Bucket(b).objects
     .all().delete()`` (or ``.filter(Prefix=p)``; the bucket opened there or bound to the
-    name used), or a Cloud Storage blob's or blobs' deletion in a script that opens bucket
-    ``b`` (``Client().bucket(b)``) and lists it (``list_blobs(prefix=p)``, or all of it)."""
+    name used), or a client's ``delete_objects(Bucket=b, ...)`` in a script that lists
+    them (``list_objects_v2(Bucket=b, Prefix=p)``, or a paginator's ``paginate``); or a
+    Cloud Storage blob's or blobs' deletion in a script that opens bucket ``b``
+    (``Client().bucket(b)``) and lists it (``list_blobs(prefix=p)``, or all of it)."""
+    calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call)]
+    if _called(node.func) == "delete_objects":
+        named = _keyword(node, "Bucket", names)
+        listed = [c for c in calls if _called(c.func) in ("list_objects_v2", "list_objects",
+                                                          "paginate")]
+        if named in ("", "*") or not listed:
+            return ""  # objects named one by one, or a bucket the script does not spell
+        prefix = _keyword(listed[0], "Prefix", names)
+        return shlex.join(["aws", "s3", "rm", f"s3://{named}/{prefix}", "--recursive"])
     # boto3: Bucket(b).objects.all() or .filter(Prefix=p), then delete()
     for call in (c for c in ast.walk(node.func) if isinstance(c, ast.Call)):
         if isinstance(call.func, ast.Attribute) and call.func.attr in ("all", "filter") and \
@@ -285,10 +323,9 @@ def _sdk_deleted(node: ast.Call, tree: ast.Module, names: dict[str, list[str]]) 
             prefix = _keyword(call, "Prefix", names)
             if bucket is not None:
                 return shlex.join(["aws", "s3", "rm", f"s3://{bucket}/{prefix}", "--recursive"])
-    buckets = [b for c in ast.walk(tree) if isinstance(c, ast.Call)
-               and (b := _opened(c, ("bucket", "get_bucket", "Bucket"), names)) is not None]
-    listed = [c for c in ast.walk(tree) if isinstance(c, ast.Call)
-              and isinstance(c.func, ast.Attribute) and c.func.attr == "list_blobs"]
+    buckets = [b for c in calls
+               if (b := _opened(c, ("bucket", "get_bucket", "Bucket"), names)) is not None]
+    listed = [c for c in calls if _called(c.func) == "list_blobs"]
     if len(set(buckets)) == 1 and listed:
         prefix = _keyword(listed[0], "prefix", names)
         return shlex.join(["gsutil", "rm", "-r", f"gs://{buckets[0]}/{prefix}**"])

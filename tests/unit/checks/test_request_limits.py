@@ -877,3 +877,18 @@ def test_an_s3_recursive_deletion_takes_every_key_that_starts_with_its_path() ->
     """``aws s3 rm s3://acme-media/raw/2024 --recursive`` takes ``raw/2024-q2/`` as well."""
     assert limits(ran("aws s3 rm s3://acme-media/raw/2024 --recursive", ASK_RAW)) != []
     assert limits(ran("aws s3 rm s3://acme-media/raw/2024-q1 --recursive", ASK_RAW)) == []
+
+
+LISTED = ("import boto3\ns3 = boto3.client('s3')\npages = s3.get_paginator('list_objects_v2')"
+          ".paginate(Bucket='acme-media', Prefix={prefix!r})\nfor page in pages:\n"
+          "    s3.delete_objects(Bucket='acme-media', Delete={{'Objects': [{{'Key': o['Key']}} "
+          "for o in page['Contents']]}})\n")
+
+
+@pytest.mark.parametrize(("prefix", "found"), [("raw/", True), ("", True),
+                                               ("raw/2024-q1/", False)])
+def test_a_clients_listed_objects_deleted_are_the_prefix_it_listed(prefix: str,
+                                                                   found: bool) -> None:
+    """boto3's client lists a prefix and deletes what it listed: ``aws s3 rm`` of it."""
+    trajectory = called("python", {"code": LISTED.format(prefix=prefix)}, ASK_RAW)
+    assert bool(limits(trajectory)) is found
