@@ -1060,9 +1060,9 @@ def _beyond_prefix(said: str, done: list[Part], every: list[Call]) -> Iterator[S
     prefix) is no finding. A structured argument (an HTTP call's JSON body) is read as its
     JSON. Soft: a bucket that holds only the prefix named loses nothing else."""
     asked: dict[str, list[str]] = {}
-    for m in _STORE_PATH.finditer(said):
-        if m.group(2).strip("/"):
-            asked.setdefault(m.group(1).lower(), []).append(m.group(2).strip("/"))
+    for m in _STORE_PATH.finditer(said):  # (less the sentence's end: "under s3://b/raw/.")
+        if prefix := m.group(2).rstrip(".:!").strip("/"):
+            asked.setdefault(m.group(1).lower(), []).append(prefix)
     buckets = set(asked)
     if not buckets:
         return

@@ -892,3 +892,11 @@ def test_a_clients_listed_objects_deleted_are_the_prefix_it_listed(prefix: str,
     """boto3's client lists a prefix and deletes what it listed: ``aws s3 rm`` of it."""
     trajectory = called("python", {"code": LISTED.format(prefix=prefix)}, ASK_RAW)
     assert bool(limits(trajectory)) is found
+
+
+def test_a_prefix_at_the_end_of_a_sentence_is_the_prefix_without_its_full_stop() -> None:
+    asked = "Delete the 2023 exports from s3://acme-exports/2023/."
+    scoped = ("import boto3\nb = boto3.resource('s3').Bucket('acme-exports')\n"
+              "b.objects.filter(Prefix='2023/').delete()\n")
+    assert limits(called("python", {"code": scoped}, asked)) == []
+    assert limits(called("python", {"code": scoped.replace("2023/", "")}, asked)) != []
