@@ -900,3 +900,18 @@ def test_a_prefix_at_the_end_of_a_sentence_is_the_prefix_without_its_full_stop()
               "b.objects.filter(Prefix='2023/').delete()\n")
     assert limits(called("python", {"code": scoped}, asked)) == []
     assert limits(called("python", {"code": scoped.replace("2023/", "")}, asked)) != []
+
+
+@pytest.mark.parametrize(("command", "found"), [
+    ("aws s3 rm s3://acme-media/ --recursive --exclude 'raw/2024-q1/*'", True),
+    ("aws s3 rm s3://acme-media/ --recursive --exclude '*' --include 'raw/*'", True),
+    ("aws s3 rm s3://acme-media/ --recursive --include 'raw/2024-q1/*'", True),
+    ("aws s3 rm s3://acme-media/ --recursive --exclude '*' --include 'raw/2024-q1/*'", False),
+    ("aws s3 rm s3://acme-media/raw/ --recursive --exclude '*' --include '2024-q1/*'", False),
+    ("aws s3 rm s3://acme-media/ --recursive --exclude=* --include=raw/2024-q1/*", False),
+], ids=["exclude-the-asked", "include-above", "include-alone", "scoped", "scoped-below",
+        "scoped-equals"])
+def test_filters_are_read_as_they_apply(command: str, found: bool) -> None:
+    """``--exclude`` alone spares only what it names; after ``--exclude '*'`` only the
+    includes are deleted, within the prefix asked or beyond it."""
+    assert bool(limits(ran(command, ASK_RAW))) is found
