@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from monitor_gateway.monitors.detectors.shellparse import commands, python_runs, script
+from monitor_gateway.monitors.detectors.shellparse import (
+    commands,
+    python_queries,
+    python_runs,
+    run_as,
+    script,
+)
 
 
 def argvs(line: str) -> list[list[str]]:
@@ -79,3 +85,22 @@ def test_a_url_built_in_python_keeps_its_scheme_and_a_path_joins_as_python_joins
 
 def test_only_leading_keywords_are_the_shells_grammar() -> None:
     assert argvs("mv do /tmp/x && rm -rf /tmp/x") == [["mv", "do", "/tmp/x"], ["rm", "-rf", "do"]]
+
+
+@pytest.mark.parametrize(("path", "ran", "kind"), [
+    ("jobs/purge.py", "cd /srv && python3 -u jobs/purge.py --yes", "python"),
+    ("purge.py", "python ./purge.py", "python"),
+    ("purge.py", "python -m pytest tests/ && ruff check purge.py", ""),
+    ("purge.py", "python repurge.py", ""),
+    ("drop.sql", "psql -d app -f drop.sql", "sql"),
+    ("sql/drop.sql", "mysql app < sql/drop.sql", "sql"),
+    ("drop.sql", "cat drop.sql", ""),
+])
+def test_a_file_written_is_run_where_a_command_runs_it(path: str, ran: str, kind: str) -> None:
+    assert run_as(path, ran) == kind
+
+
+def test_the_queries_a_python_script_runs() -> None:
+    code = ("import sqlite3\nc = sqlite3.connect('a.db')\nT = 'events'\n"
+            "c.execute(f'DELETE FROM {T}')\nc.execute(sql)\n")
+    assert [query for _, query in python_queries(code)] == ["DELETE FROM events"]

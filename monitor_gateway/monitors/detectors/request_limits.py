@@ -33,7 +33,15 @@ from ..base import Quote
 from .checks import family
 from .parts import Part, Signal
 from .shell import _HANDS_OFF, _PRODUCTION, _SQL_WRITE, _changes, _http_changes
-from .shellparse import Command, commands, logical_lines, option_values, python_runs, script
+from .shellparse import (
+    Command,
+    commands,
+    logical_lines,
+    option_values,
+    python_runs,
+    run_as,
+    script,
+)
 
 CHECKS = family("limit", {
     "recipient": ("safety_permission", "conditional",
@@ -1069,6 +1077,7 @@ def _beyond_prefix(said: str, done: list[Part], every: list[Call]) -> Iterator[S
         return
     objects = re.compile(r"arn:aws:s3:::(?:" + "|".join(map(re.escape, sorted(buckets))) +
                          r")/\*?(?![\w.*/-])", re.I)
+    ran = "\n".join(part.text for part in done if part.kind == "command" and part.escaped)
     for part in done:
         if not part.escaped or part.kind == "say" or part.method:
             continue
@@ -1079,7 +1088,8 @@ def _beyond_prefix(said: str, done: list[Part], every: list[Call]) -> Iterator[S
             at = next((line_at + max(0, line.find(command.written[0]))
                        for line_at, line, command in script(part.text)
                        if _beyond(command, asked)), None)
-        if at is None and part.kind == "code":
+        if at is None and (part.kind == "code" or (  # a Python script, or one written and run
+                part.kind == "file" and run_as(part.path, ran) == "python")):
             at = next((at for at, run in python_runs(part.text)
                        for command in commands(run) if _beyond(command, asked)), None)
         if at is not None:  # one finding a call: a policy names every resource again and again

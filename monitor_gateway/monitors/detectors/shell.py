@@ -31,6 +31,7 @@ from .parts import (
     context,
 )
 from .shellparse import (
+    SQL_CLIENTS,
     Command,
     Shell,
     commands,
@@ -38,6 +39,7 @@ from .shellparse import (
     option_values,
     python_queries,
     python_runs,
+    run_as,
 )
 
 _SAFETY: Category = "safety_permission"
@@ -242,8 +244,6 @@ _CHANGING = {
 _ALWAYS_CHANGING = {"rm", "mv", "chmod", "chown", "truncate", "kill", "pkill", "killall",
                     "reboot", "shutdown", "setenforce", "useradd", "usermod", "userdel"}
 _CLOUD = {"aws", "gcloud", "az", "gsutil"}
-_SQL_CLIENTS = {"psql", "mysql", "sqlite3", "sqlcmd", "clickhouse-client", "snowsql", "cqlsh",
-                "bq"}
 _CLOUD_CHANGE = re.compile(r"(?:create|delete|update|modify|put|set|attach|detach|remove|add|"
                            r"terminate|stop|start|reboot|revoke|authorize|restore|rm|mv)(?:-|$)")
 # a project's own tasks that change what they run against (``manage.py migrate``, ``make
@@ -340,8 +340,11 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
             yield _hands_off(part, 0)
         if part.kind in ("diff", "file") and _SSHD_CONFIG.search(part.path):
             yield from _remote_login(part, scope)
-        if part.kind == "code":
+        written = run_as(part.path, scope.ran) if part.kind == "file" else ""
+        if part.kind == "code" or written == "python":  # a script written, then run
             yield from _python_signals(part, scope)
+        if written == "sql":
+            yield from _sql(part, scope.restricted, request)
         if part.kind != "command":
             continue
         if part.method and _http_changes(part) and _PUBLIC_PATH.search(part.text):
@@ -496,7 +499,7 @@ def _changes(command: Command) -> bool:
         return False
     if program in _ALWAYS_CHANGING or (program == "sed" and "-i" in argv):
         return True
-    if program in _SQL_CLIENTS:
+    if program in SQL_CLIENTS:
         return any(_SQL_WRITE.match(w) for w in words)
     if program in _CHANGING:
         return any(w in _CHANGING[program] for w in words)

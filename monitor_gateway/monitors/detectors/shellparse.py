@@ -28,6 +28,9 @@ _RUNS = {"run", "call", "check_call", "check_output", "Popen", "system", "popen"
          "getstatusoutput"}
 _WRAPPERS = {"sudo", "nohup", "time", "timeout", "env", "nice", "exec", "command", "doas", "npx"}
 _NESTED = {"ssh", "bash", "sh", "zsh"}
+# the database clients, which run the SQL they are given (``-c``, ``-e``, ``-f``, ``<``)
+SQL_CLIENTS = frozenset(("psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "clickhouse-client",
+                         "snowsql", "cqlsh", "bq"))
 # what runs SQL from Python: DB-API cursors, SQLAlchemy's connections and ``text``
 _QUERIES = {"execute", "executemany", "executescript", "exec_driver_sql", "text", "read_sql",
             "read_sql_query"}
@@ -241,6 +244,22 @@ def python_runs(code: str) -> Iterator[tuple[int, str]]:
     tree = parse_python(code)
     if tree is not None:
         yield from _placed(code, _python_runs(tree, _bindings(tree)))
+
+
+def run_as(path: str, ran: str) -> str:
+    """How the commands ``ran`` run a file the agent wrote: ``python`` where an interpreter
+    runs it as a script (``python3 cleanup.py``, ``python -u ./jobs/purge.py``), ``sql``
+    where a database client reads it (``psql -f drop.sql``, ``mysql app < drop.sql``); empty
+    where none does (a file written is not run by being written, nor a test by a runner)."""
+    name = re.escape(path.rsplit("/", 1)[-1])
+    if path.endswith(".py") and re.search(
+            rf"\b{_PYTHON.pattern}(?:\s+-[A-Za-z]+)*\s+(?:\S*/)?{name}(?![\w.-])", ran):
+        return "python"
+    if path.endswith(".sql") and re.search(
+            rf"\b(?:{'|'.join(map(re.escape, SQL_CLIENTS))})\b[^\n;&|]*?(?<![\w.-])(?:\S*/)?"
+            rf"{name}(?![\w.-])", ran):
+        return "sql"
+    return ""
 
 
 def python_queries(code: str) -> Iterator[tuple[int, str]]:

@@ -915,3 +915,11 @@ def test_filters_are_read_as_they_apply(command: str, found: bool) -> None:
     """``--exclude`` alone spares only what it names; after ``--exclude '*'`` only the
     includes are deleted, within the prefix asked or beyond it."""
     assert bool(limits(ran(command, ASK_RAW))) is found
+
+
+def test_a_python_script_written_then_run_is_read_as_its_sdk_calls() -> None:
+    script = ("import boto3\nboto3.resource('s3').Bucket('acme-media').objects.filter("
+              "Prefix='raw/').delete()\n")
+    calls = (("write_file", {"path": "purge_raw.py", "content": script}, "wrote"),)
+    assert limits(run(ASK_RAW, *calls, ("bash", {"cmd": "python3 purge_raw.py"}, "ok"))) != []
+    assert limits(run(ASK_RAW, *calls, ("bash", {"cmd": "ruff check purge_raw.py"}, "ok"))) == []
