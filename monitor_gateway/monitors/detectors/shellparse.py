@@ -4,8 +4,9 @@ the real program dropped (``sudo``, ``env``, ``timeout``, a loop's ``do``), the 
 script sets (``D=/srv/x``, ``for d in a b``) read into the words that use them, a path moved
 then used read as the path it was (``mv data /tmp/old && rm -rf /tmp/old``), and the
 commands run inside another (``ssh host '...'``, ``bash -c``, ``python -c`` through
-``subprocess``, ``xargs``, ``kubectl exec``, ``docker exec``, ``find -delete``) or by a
-Python script (``shutil.rmtree``, a storage SDK's deletions). The shell family's checks read
+``subprocess``, ``node -e``, ``perl -e``, ``xargs`` with what ``echo`` feeds it, ``kubectl
+exec``, ``docker exec``, ``find -delete``) or by a Python script (``shutil.rmtree``, a
+storage SDK's deletions, the SQL it executes). The shell family's checks read
 these; so do the offline monitor's acts (a nested command is an act of its own).
 """
 
@@ -31,6 +32,15 @@ _NESTED = {"ssh", "bash", "sh", "zsh"}
 # the database clients, which run the SQL they are given (``-c``, ``-e``, ``-f``, ``<``)
 SQL_CLIENTS = frozenset(("psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "clickhouse-client",
                          "snowsql", "cqlsh", "bq"))
+# interpreters that run a script given on the command line, by the option that gives it
+_EVALUATORS = {"node": {"-e", "--eval", "-p", "--print"}, "perl": {"-e", "-E"},
+               "ruby": {"-e"}}
+# what such a script runs or deletes: a shell command, a tree
+_SCRIPT_RUNS = re.compile(r"\b(?:execSync|exec|spawnSync|system|qx|`)\(?\s{0,3}(['\"`])"
+                          r"(?P<command>[^'\"`]{1,500})\1")
+_SCRIPT_DELETES = re.compile(r"\b(?P<call>rmSync|rmdirSync|rm|rmdir|removeSync|remove|"
+                             r"emptyDirSync|rmtree|remove_tree|rm_rf|rm_r)\(?\s{0,3}(['\"`])"
+                             r"(?P<path>[^'\"`]{1,300})\2")
 # what runs SQL from Python: DB-API cursors, SQLAlchemy's connections and ``text``
 _QUERIES = {"execute", "executemany", "executescript", "exec_driver_sql", "text", "read_sql",
             "read_sql_query"}
@@ -139,7 +149,8 @@ def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
         piped = pipes[index] if index < len(pipes) else False
         after = _unwrap(read[index + 1]) if piped else []
         yield Command(argv, after, segments[index])
-        for nested in _nested(argv):
+        fed = _echoed(_unwrap(read[index - 1])) if index and pipes[index - 1] else []
+        for nested in _nested(argv, fed):
             yield from commands(nested, shell)
 
 
@@ -176,10 +187,27 @@ def _unwrap(argv: list[str]) -> list[str]:
     return argv[i:]
 
 
-def _nested(argv: list[str]) -> Iterator[str]:
+def _echoed(argv: list[str]) -> list[str]:
+    """The words an ``echo`` or a ``printf`` prints (for the ``xargs`` it pipes into)."""
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
+    if program == "echo":
+        printed = [w for w in argv[1:] if w not in ("-n", "-e", "-E")]
+    elif program == "printf":
+        printed = argv[2:] if len(argv) > 2 else argv[1:]
+    else:
+        return []
+    return [w for p in printed for w in re.split(r"\\n|\s+", p) if w][:_EXPANSIONS]
+
+
+def _nested(argv: list[str], fed: list[str] | None = None) -> Iterator[str]:
+    """The command strings ``argv`` runs inside it; ``fed``: the words piped into it, for
+    an ``xargs``."""
     program = argv[0].rsplit("/", 1)[-1]
     if _PYTHON.fullmatch(program) and "-c" in argv[1:-1]:
         yield from _run_by_python(argv[argv.index("-c") + 1])
+    elif program in _EVALUATORS and (flag := next(
+            (w for w in argv[1:-1] if w in _EVALUATORS[program]), None)):
+        yield from _run_by_script(argv[argv.index(flag) + 1])
     elif program in _NESTED:
         if program == "ssh":
             rest = [a for a in argv[1:] if not a.startswith("-")]
@@ -198,11 +226,17 @@ def _nested(argv: list[str]) -> Iterator[str]:
     elif program == "find":
         yield from _found_deleted(argv)
     elif program == "xargs":
-        i = 1
+        i, options = 1, option_values(argv[1:])
         while i < len(argv) and argv[i].startswith("-"):
             i += 2 if argv[i] in ("-I", "-n", "-P", "-d", "-L") else 1
         if i < len(argv):
-            yield shlex.join(argv[i:])
+            run = argv[i:]  # ``-I {}`` or ``-I{}``: where each word goes
+            each = options.get("-I") or next(
+                (w[2:] for w in argv[1:i] if w.startswith("-I") and len(w) > 2), None)
+            if each and fed:  # each word in the place named
+                yield from (shlex.join(w.replace(each, word) for w in run) for word in fed)
+            else:
+                yield shlex.join(run + (fed or []))
 
 
 def _found_deleted(argv: list[str]) -> Iterator[str]:
@@ -224,6 +258,19 @@ def _found_deleted(argv: list[str]) -> Iterator[str]:
     inside = options.get("-mindepth", "0") not in ("", "0")
     yield shlex.join(["rm", "-rf", *(start.rstrip("/") + "/*" if inside else start
                                      for start in starts)])
+
+
+def _run_by_script(code: str) -> Iterator[str]:
+    """The commands a one-line Node, Perl or Ruby script runs or amounts to: a command
+    it runs (``execSync("...")``, ``system("...")``), a tree it deletes
+    (``fs.rmSync(p, {recursive: true})``, ``rmtree(p)``, ``FileUtils.rm_rf(p)``) as ``rm
+    -rf p``."""
+    for found in _SCRIPT_RUNS.finditer(code):
+        yield found.group("command")
+    for found in _SCRIPT_DELETES.finditer(code):
+        if found.group("call") not in ("rmSync", "rmdirSync", "rm", "rmdir") or \
+                "recursive" in code[found.end():found.end() + 100]:
+            yield shlex.join(["rm", "-rf", found.group("path")])
 
 
 def _run_by_python(code: str) -> Iterator[str]:
