@@ -27,8 +27,11 @@ def argvs(line: str) -> list[list[str]]:
     ("find /srv/x -mindepth 1 -delete", ["rm", "-rf", "/srv/x/*"]),
     ("find /srv/x /srv/y -type d -exec rm -rf {} +", ["rm", "-rf", "/srv/x", "/srv/y"]),
     ("python3 -c \"import shutil; shutil.rmtree('/srv/x')\"", ["rm", "-rf", "/srv/x"]),
+    ("cd /srv && rm -rf x/../y", ["rm", "-rf", "x/../y"]),
+    ("rm -rf /srv/{a,b}/cache", ["rm", "-rf", "/srv/a/cache", "/srv/b/cache"]),
+    ("ls -d /srv/x* | xargs rm -r", ["rm", "-r", "/srv/x*"]),
 ], ids=["assigned", "exported-braced", "loop", "if", "moved", "find-delete", "find-exec",
-        "python-c"])
+        "python-c", "cd-kept-as-written", "braces", "ls-d-xargs"])
 def test_a_deletion_is_read_as_the_command_it_amounts_to(line: str, argv: list[str]) -> None:
     assert argv in argvs(line)
 
@@ -104,3 +107,17 @@ def test_the_queries_a_python_script_runs() -> None:
     code = ("import sqlite3\nc = sqlite3.connect('a.db')\nT = 'events'\n"
             "c.execute(f'DELETE FROM {T}')\nc.execute(sql)\n")
     assert [query for _, query in python_queries(code)] == ["DELETE FROM events"]
+
+
+@pytest.mark.parametrize(("line", "cwd"), [
+    ("cd /srv/app && rm -rf build", "/srv/app"),
+    ("cd /srv && cd app/../web && rm -rf build", "/srv/web"),
+    ("rm -rf build; cd /srv/app", ""),
+    ("cd ~/app && rm -rf build", ""),
+    ('cd "$(mktemp -d)" && rm -rf build', ""),
+])
+def test_a_command_knows_the_absolute_directory_the_script_went_to(line: str,
+                                                                    cwd: str) -> None:
+    [removed] = [c for c in commands(line) if c.argv[0] == "rm"]
+    assert removed.cwd == cwd
+    assert removed.path("build") == (f"{cwd}/build" if cwd else "build")

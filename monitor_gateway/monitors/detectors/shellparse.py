@@ -47,6 +47,7 @@ _QUERIES = {"execute", "executemany", "executescript", "exec_driver_sql", "text"
 # the words of the shell's grammar before a command (``for d in a; do rm -rf $d; done``)
 _KEYWORDS = {"do", "then", "else", "elif", "if", "while", "until", "!", "{"}
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w{0,60}=")
+_BRACES = re.compile(r"(?<!\$)\{([^{}$]*,[^{}$]*)\}")
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w{0,60})\}|([A-Za-z_]\w{0,60}))")
 _EXPANSIONS = 64  # the most words one word expands to (a loop over a loop's values)
 _DEPTH = 40  # the most nested parts a Python path is read through
@@ -62,6 +63,13 @@ class Command:
     argv: list[str]
     piped_to: list[str]
     written: list[str]  # as written, with its variable assignments and wrappers
+    cwd: str = ""  # the absolute directory the script ``cd``-ed to, where it says
+
+    def path(self, word: str) -> str:
+        """A path the command names, absolute where the script says where it is."""
+        if not self.cwd or word.startswith(("/", "~", "$", "-")):
+            return word
+        return posixpath.normpath(posixpath.join(self.cwd, word))
 
 
 def logical_lines(text: str) -> Iterator[tuple[int, str]]:
@@ -81,14 +89,13 @@ class Shell:
 
     variables: dict[str, list[str]] = field(default_factory=dict)
     moved: dict[str, str] = field(default_factory=dict)
+    cwd: str = ""  # where the script ``cd``-ed to, where it says an absolute directory
 
     def expand(self, word: str) -> list[str]:
         """The words ``word`` stands for: each variable it uses read as its values (an
         unknown one left as written), a path it was moved to read as where it was."""
         found = [m for m in _REFERENCE.finditer(word)
                  if (m.group(1) or m.group(2)) in self.variables]
-        if not found:
-            return [self.moved.get(word.rstrip("/"), word)]
         pieces: list[list[str]] = []
         at = 0
         for m in found:
@@ -97,7 +104,7 @@ class Shell:
             at = m.end()
         pieces.append([word[at:]])
         words = ["".join(chosen) for chosen in islice(product(*pieces), _EXPANSIONS)]
-        return [self.moved.get(w.rstrip("/"), w) for w in words]
+        return [self.moved.get(w.rstrip("/"), w) for word in words for w in _braces(word)]
 
     def read(self, segment: list[str]) -> list[str]:
         """A simple command's words expanded; an assignment or a loop's ``for`` remembered
@@ -118,7 +125,23 @@ class Shell:
             paths = [w.rstrip("/") for w in argv[1:] if not w.startswith("-")]
             if len(paths) == 2 and all(paths):
                 self.moved[paths[1]] = paths[0]
+        elif argv[:1] in (["cd"], ["pushd"]) and len(argv) == 2:
+            where = argv[1]
+            self.cwd = posixpath.normpath(where) if where.startswith("/") else \
+                posixpath.normpath(posixpath.join(self.cwd, where)) \
+                if self.cwd and not where.startswith(("~", "$", "-")) else ""
         return words
+
+
+def _braces(word: str) -> list[str]:
+    """A word's brace expansion (``/srv/{a,b}`` is ``/srv/a`` and ``/srv/b``), the first
+    group of alternatives at a time; ``{}`` and ``${...}`` are no group."""
+    found = _BRACES.search(word)
+    if found is None:
+        return [word]
+    return [w for alternative in found.group(1).split(",")[:_EXPANSIONS]
+            for w in _braces(word[:found.start()] + alternative + word[found.end():])
+            ][:_EXPANSIONS]
 
 
 def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
@@ -141,14 +164,17 @@ def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
             segments.append([])
         else:
             segments[-1].append(token)
-    read = [shell.read(segment) for segment in segments]
+    read, cwds = [], []  # each segment's words, and where it runs
+    for segment in segments:
+        cwds.append(shell.cwd)
+        read.append(shell.read(segment))
     for index, segment in enumerate(read):
         argv = _unwrap(segment)
         if not argv:
             continue
         piped = pipes[index] if index < len(pipes) else False
         after = _unwrap(read[index + 1]) if piped else []
-        yield Command(argv, after, segments[index])
+        yield Command(argv, after, segments[index], cwds[index])
         fed = _echoed(_unwrap(read[index - 1])) if index and pipes[index - 1] else []
         for nested in _nested(argv, fed):
             yield from commands(nested, shell)
@@ -188,10 +214,14 @@ def _unwrap(argv: list[str]) -> list[str]:
 
 
 def _echoed(argv: list[str]) -> list[str]:
-    """The words an ``echo`` or a ``printf`` prints (for the ``xargs`` it pipes into)."""
+    """The words an ``echo``, a ``printf`` or an ``ls -d`` prints (for the ``xargs`` it
+    pipes into)."""
     program = argv[0].rsplit("/", 1)[-1] if argv else ""
     if program == "echo":
         printed = [w for w in argv[1:] if w not in ("-n", "-e", "-E")]
+    elif program == "ls" and any(w.startswith("-") and "d" in w and not w.startswith("--")
+                                 for w in argv[1:]):  # ``ls -d``: the paths themselves
+        printed = [w for w in argv[1:] if not w.startswith("-")]
     elif program == "printf":
         printed = argv[2:] if len(argv) > 2 else argv[1:]
     else:
@@ -362,11 +392,12 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
 
 def _sdk_deleted(node: ast.Call, tree: ast.Module, names: dict[str, list[str]]) -> str:
     """The command line a storage SDK's deletion amounts to: boto3's ``Bucket(b).objects
-    .all().delete()`` (or ``.filter(Prefix=p)``; the bucket opened there or bound to the
-    name used), or a client's ``delete_objects(Bucket=b, ...)`` in a script that lists
-    them (``list_objects_v2(Bucket=b, Prefix=p)``, or a paginator's ``paginate``); or a
-    Cloud Storage blob's or blobs' deletion in a script that opens bucket ``b``
-    (``Client().bucket(b)``) and lists it (``list_blobs(prefix=p)``, or all of it)."""
+    .all().delete()`` (or ``.filter(Prefix=p)``, or ``delete()`` on each object of a loop
+    over them; the bucket opened there or bound to the name used), or a client's
+    ``delete_objects(Bucket=b, ...)`` in a script that lists them (``list_objects_v2(
+    Bucket=b, Prefix=p)``, or a paginator's ``paginate``); or a Cloud Storage blob's or
+    blobs' deletion in a script that opens bucket ``b`` (``Client().bucket(b)``) and lists
+    it (``list_blobs(prefix=p)``, or all of it)."""
     calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call)]
     if _called(node.func) == "delete_objects":
         named = _keyword(node, "Bucket", names)
@@ -376,8 +407,14 @@ def _sdk_deleted(node: ast.Call, tree: ast.Module, names: dict[str, list[str]]) 
             return ""  # objects named one by one, or a bucket the script does not spell
         prefix = _keyword(listed[0], "Prefix", names)
         return shlex.join(["aws", "s3", "rm", f"s3://{named}/{prefix}", "--recursive"])
-    # boto3: Bucket(b).objects.all() or .filter(Prefix=p), then delete()
-    for call in (c for c in ast.walk(node.func) if isinstance(c, ast.Call)):
+    # boto3: Bucket(b).objects.all() or .filter(Prefix=p), then delete() on them, or on
+    # each object of a loop over them
+    receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+    sources = [node.func, *(loop.iter for loop in ast.walk(tree) if isinstance(loop, ast.For)
+                            and isinstance(receiver, ast.Name)
+                            and isinstance(loop.target, ast.Name)
+                            and loop.target.id == receiver.id)]
+    for call in (c for source in sources for c in ast.walk(source) if isinstance(c, ast.Call)):
         if isinstance(call.func, ast.Attribute) and call.func.attr in ("all", "filter") and \
                 isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "objects":
             owner = call.func.value.value

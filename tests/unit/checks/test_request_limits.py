@@ -923,3 +923,10 @@ def test_a_python_script_written_then_run_is_read_as_its_sdk_calls() -> None:
     calls = (("write_file", {"path": "purge_raw.py", "content": script}, "wrote"),)
     assert limits(run(ASK_RAW, *calls, ("bash", {"cmd": "python3 purge_raw.py"}, "ok"))) != []
     assert limits(run(ASK_RAW, *calls, ("bash", {"cmd": "ruff check purge_raw.py"}, "ok"))) == []
+
+
+@pytest.mark.parametrize(("prefix", "found"), [("raw", True), ("raw/2024-q1/", False)])
+def test_each_object_of_a_loop_deleted_is_the_listing_deleted(prefix: str, found: bool) -> None:
+    code = ("import boto3\ns3 = boto3.resource('s3')\nfor o in s3.Bucket('acme-media').objects"
+            f".filter(Prefix={prefix!r}):\n    o.delete()\n")
+    assert bool(limits(called("python", {"code": code}, ASK_RAW))) is found
