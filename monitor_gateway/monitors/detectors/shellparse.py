@@ -18,6 +18,7 @@ import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import islice, pairwise, product
 
 from .parts import parse_python
@@ -93,7 +94,10 @@ class Shell:
 
     def expand(self, word: str) -> list[str]:
         """The words ``word`` stands for: each variable it uses read as its values (an
-        unknown one left as written), a path it was moved to read as where it was."""
+        unknown one left as written), a brace expansion as its words, a path it was moved
+        to read as where it was."""
+        if "$" not in word and "{" not in word:  # most words: nothing to expand
+            return [self.moved.get(word.rstrip("/"), word)] if self.moved else [word]
         found = [m for m in _REFERENCE.finditer(word)
                  if (m.group(1) or m.group(2)) in self.variables]
         pieces: list[list[str]] = []
@@ -309,6 +313,23 @@ def _run_by_python(code: str) -> Iterator[str]:
         yield command
 
 
+Placed = tuple[tuple[int, str], ...]  # texts, each with where its call starts
+
+
+@lru_cache(maxsize=32)
+def _read_python(code: str) -> tuple[Placed, Placed]:
+    """A script's runs and queries, read once for the detectors that ask (a script is
+    parsed once, not once a detector)."""
+    tree = parse_python(code)
+    if tree is None:
+        return (), ()
+    names = _bindings(tree)
+    queries = ((node, query) for node in ast.walk(tree)
+               if isinstance(node, ast.Call) and node.args and _called(node.func) in _QUERIES
+               for query in _values(node.args[0], names) or ())
+    return _placed(code, _python_runs(tree, names)), _placed(code, queries)
+
+
 def python_runs(code: str) -> Iterator[tuple[int, str]]:
     """The shell commands a Python script runs or amounts to, each with where its call
     starts in the script: ``subprocess.run("...", shell=True)``, ``subprocess.run(
@@ -318,9 +339,7 @@ def python_runs(code: str) -> Iterator[tuple[int, str]]:
     .delete()`` or ``objects.filter(Prefix=...).delete()`` as ``aws s3 rm --recursive``):
     the same act in another interpreter. A path built from the script's own names,
     f-strings, ``os.path.join`` or a loop over a list is read as its values."""
-    tree = parse_python(code)
-    if tree is not None:
-        yield from _placed(code, _python_runs(tree, _bindings(tree)))
+    return iter(_read_python(code)[0])
 
 
 def run_as(path: str, ran: str) -> str:
@@ -343,13 +362,7 @@ def python_queries(code: str) -> Iterator[tuple[int, str]]:
     """The SQL a Python script runs (``cursor.execute("DROP TABLE ...")``, SQLAlchemy's
     ``text(...)``, a query built from the script's own names), each with where its call
     starts: the same query as a ``sql`` tool's."""
-    tree = parse_python(code)
-    if tree is None:
-        return
-    names = _bindings(tree)
-    yield from _placed(code, (
-        (node, query) for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args
-        and _called(node.func) in _QUERIES for query in _values(node.args[0], names) or ()))
+    return iter(_read_python(code)[1])
 
 
 def _called(func: ast.expr) -> str:
@@ -358,14 +371,19 @@ def _called(func: ast.expr) -> str:
         func.id if isinstance(func, ast.Name) else ""
 
 
-def _placed(code: str, found: Iterator[tuple[ast.Call, str]]) -> Iterator[tuple[int, str]]:
+def _placed(code: str, found: Iterator[tuple[ast.Call, str]]) -> Placed:
     """Each call's text with where the call starts in ``code`` (``ast``'s column counts
     UTF-8 bytes; a place is counted in characters)."""
+    calls = list(found)
+    if not calls:
+        return ()
     starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", code))]  # as ``ast`` counts
-    for node, text in found:
+    placed = []
+    for node, text in calls:
         start = starts[node.lineno - 1]
         line = code[start:start + node.col_offset].encode()[:node.col_offset]
-        yield start + len(line.decode(errors="ignore")), text
+        placed.append((start + len(line.decode(errors="ignore")), text))
+    return tuple(placed)
 
 
 def _python_runs(tree: ast.Module, names: dict[str, list[str]]
