@@ -121,3 +121,15 @@ def test_a_command_knows_the_absolute_directory_the_script_went_to(line: str,
     [removed] = [c for c in commands(line) if c.argv[0] == "rm"]
     assert removed.cwd == cwd
     assert removed.path("build") == (f"{cwd}/build" if cwd else "build")
+
+
+def test_a_value_that_grows_with_each_use_is_not_read() -> None:
+    """``D=$D$D`` doubles: read, twenty of them would make a word of a million characters."""
+    [removed] = [c for c in commands("D=x; " + "D=$D$D; " * 20 + "rm -rf $D")
+                 if c.argv[0] == "rm"]
+    assert max(len(word) for word in removed.argv) <= 2048
+
+
+def test_a_word_of_many_brace_groups_expands_a_bounded_number_of_words() -> None:
+    [echoed] = [c for c in commands("echo " + "{a,b}" * 30)]
+    assert 1 < len(echoed.argv) <= 65

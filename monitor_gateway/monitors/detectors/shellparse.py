@@ -51,6 +51,7 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_]\w{0,60}=")
 _BRACES = re.compile(r"(?<!\$)\{([^{}$]*,[^{}$]*)\}")
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w{0,60})\}|([A-Za-z_]\w{0,60}))")
 _EXPANSIONS = 64  # the most words one word expands to (a loop over a loop's values)
+_GROUPS, _PATH = 4, 1024  # the most brace groups expanded in a word, and its longest
 _DEPTH = 40  # the most nested parts a Python path is read through
 # what a ``find`` selects by beyond where it looks: with none, it deletes all it finds
 _FIND_SELECTS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "-iregex",
@@ -108,6 +109,8 @@ class Shell:
             at = m.end()
         pieces.append([word[at:]])
         words = ["".join(chosen) for chosen in islice(product(*pieces), _EXPANSIONS)]
+        if found and any(len(w) > _PATH for w in words):
+            words = [word]  # a value that grows with each use (``D=$D$D``) is not read
         return [self.moved.get(w.rstrip("/"), w) for word in words for w in _braces(word)]
 
     def read(self, segment: list[str]) -> list[str]:
@@ -138,14 +141,20 @@ class Shell:
 
 
 def _braces(word: str) -> list[str]:
-    """A word's brace expansion (``/srv/{a,b}`` is ``/srv/a`` and ``/srv/b``), the first
-    group of alternatives at a time; ``{}`` and ``${...}`` are no group."""
-    found = _BRACES.search(word)
-    if found is None:
-        return [word]
-    return [w for alternative in found.group(1).split(",")[:_EXPANSIONS]
-            for w in _braces(word[:found.start()] + alternative + word[found.end():])
-            ][:_EXPANSIONS]
+    """A word's brace expansion (``/srv/{a,b}`` is ``/srv/a`` and ``/srv/b``), group by
+    group: at most ``_GROUPS`` groups of a word of at most ``_PATH`` characters, and
+    ``_EXPANSIONS`` words (a path has no more; a hostile word costs no more than a long
+    one, and the rest is left as written). ``{}`` and ``${...}`` are no group."""
+    words = [word]
+    for _ in range(_GROUPS if len(word) <= _PATH else 0):
+        searched = [(w, _BRACES.search(w)) for w in words]
+        if not any(found for _, found in searched):
+            break
+        words = [w[:found.start()] + alternative + w[found.end():] if found else w
+                 for w, found in searched
+                 for alternative in (found.group(1).split(",") if found else [""])
+                 ][:_EXPANSIONS]
+    return words
 
 
 def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
