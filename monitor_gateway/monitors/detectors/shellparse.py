@@ -18,7 +18,7 @@ import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import islice, pairwise, product
 
 from .parts import parse_python
@@ -397,6 +397,7 @@ def _placed(code: str, found: Iterator[tuple[ast.Call, str]]) -> Placed:
 
 def _python_runs(tree: ast.Module, names: dict[str, list[str]]
                  ) -> Iterator[tuple[ast.Call, str]]:
+    storage: _Storage | None = None  # read once, where a deletion asks
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
@@ -412,54 +413,80 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
         elif attr == "rmtree" and first is not None:
             for value in _values(first, names) or ():
                 yield node, shlex.join(["rm", "-rf", value])
-        elif attr in ("delete", "delete_blobs", "delete_objects") and (
-                deleted := _sdk_deleted(node, tree, names)):
-            yield node, deleted
+        elif attr in ("delete", "delete_blobs", "delete_objects"):
+            storage = storage or _Storage(tree, names)
+            if deleted := storage.deleted(node):
+                yield node, deleted
 
 
-def _sdk_deleted(node: ast.Call, tree: ast.Module, names: dict[str, list[str]]) -> str:
-    """The command line a storage SDK's deletion amounts to: boto3's ``Bucket(b).objects
-    .all().delete()`` (or ``.filter(Prefix=p)``, or ``delete()`` on each object of a loop
-    over them; the bucket opened there or bound to the name used), or a client's
-    ``delete_objects(Bucket=b, ...)`` in a script that lists them (``list_objects_v2(
-    Bucket=b, Prefix=p)``, or a paginator's ``paginate``); or a Cloud Storage blob's or
-    blobs' deletion in a script that opens bucket ``b`` (``Client().bucket(b)``) and lists
-    it (``list_blobs(prefix=p)``, or all of it)."""
-    calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call)]
-    if _called(node.func) == "delete_objects":
-        named = _keyword(node, "Bucket", names)
-        listed = [c for c in calls if _called(c.func) in ("list_objects_v2", "list_objects",
-                                                          "paginate")]
-        if named in ("", "*") or not listed:
-            return ""  # objects named one by one, or a bucket the script does not spell
-        prefix = _keyword(listed[0], "Prefix", names)
-        return shlex.join(["aws", "s3", "rm", f"s3://{named}/{prefix}", "--recursive"])
-    # boto3: Bucket(b).objects.all() or .filter(Prefix=p), then delete() on them, or on
-    # each object of a loop over them
-    receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
-    sources = [node.func, *(loop.iter for loop in ast.walk(tree) if isinstance(loop, ast.For)
-                            and isinstance(receiver, ast.Name)
-                            and isinstance(loop.target, ast.Name)
-                            and loop.target.id == receiver.id)]
-    for call in (c for source in sources for c in ast.walk(source) if isinstance(c, ast.Call)):
-        if isinstance(call.func, ast.Attribute) and call.func.attr in ("all", "filter") and \
-                isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "objects":
-            owner = call.func.value.value
-            bucket = _opened(owner, ("Bucket",), names) if not isinstance(owner, ast.Name) \
-                else next((b for c in ast.walk(tree) if isinstance(c, ast.Assign)
-                           and any(isinstance(t, ast.Name) and t.id == owner.id
-                                   for t in c.targets)
-                           and (b := _opened(c.value, ("Bucket",), names)) is not None), None)
-            prefix = _keyword(call, "Prefix", names)
-            if bucket is not None:
-                return shlex.join(["aws", "s3", "rm", f"s3://{bucket}/{prefix}", "--recursive"])
-    buckets = [b for c in calls
-               if (b := _opened(c, ("bucket", "get_bucket", "Bucket"), names)) is not None]
-    listed = [c for c in calls if _called(c.func) == "list_blobs"]
-    if len(set(buckets)) == 1 and listed:
-        prefix = _keyword(listed[0], "prefix", names)
-        return shlex.join(["gsutil", "rm", "-r", f"gs://{buckets[0]}/{prefix}**"])
-    return ""
+class _Storage:
+    """What a script says of the buckets it deletes from, read once: its calls, its
+    loops (by the name each binds) and the names it binds to a boto3 bucket."""
+
+    def __init__(self, tree: ast.Module, names: dict[str, list[str]]) -> None:
+        self.names = names
+        self.calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call)]
+        self.loops: dict[str, list[ast.expr]] = {}
+        self.buckets: dict[str, str] = {}  # a name bound to ``s3.Bucket("logs")``
+        for node in ast.walk(tree):
+            if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+                self.loops.setdefault(node.target.id, []).append(node.iter)
+            elif isinstance(node, ast.Assign) and \
+                    (bucket := _opened(node.value, ("Bucket",), names)) is not None:
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.buckets[target.id] = bucket
+
+    def deleted(self, node: ast.Call) -> str:
+        """The command line a storage SDK's deletion amounts to: boto3's ``Bucket(b)
+        .objects.all().delete()`` (or ``.filter(Prefix=p)``, or ``delete()`` on each object
+        of a loop over them; the bucket opened there or bound to the name used), or a
+        client's ``delete_objects(Bucket=b, ...)`` in a script that lists them
+        (``list_objects_v2(Bucket=b, Prefix=p)``, or a paginator's ``paginate``); or a
+        Cloud Storage blob's or blobs' deletion in a script that opens bucket ``b``
+        (``Client().bucket(b)``) and lists it (``list_blobs(prefix=p)``, or all of it)."""
+        names = self.names
+        if _called(node.func) == "delete_objects":
+            named = _keyword(node, "Bucket", names)
+            if named in ("", "*") or self.listed is None:
+                return ""  # objects named one by one, or a bucket the script does not spell
+            return shlex.join(["aws", "s3", "rm", f"s3://{named}/{self.listed}",
+                               "--recursive"])
+        receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+        sources = [node.func, *(self.loops.get(receiver.id, [])
+                                if isinstance(receiver, ast.Name) else [])]
+        for call in (c for source in sources for c in ast.walk(source)
+                     if isinstance(c, ast.Call)):
+            if isinstance(call.func, ast.Attribute) and call.func.attr in ("all", "filter") \
+                    and isinstance(call.func.value, ast.Attribute) \
+                    and call.func.value.attr == "objects":
+                owner = call.func.value.value
+                bucket = self.buckets.get(owner.id) if isinstance(owner, ast.Name) else \
+                    _opened(owner, ("Bucket",), names)
+                if bucket is not None:
+                    prefix = _keyword(call, "Prefix", names)
+                    return shlex.join(["aws", "s3", "rm", f"s3://{bucket}/{prefix}",
+                                       "--recursive"])
+        return self.blobs
+
+    @cached_property
+    def listed(self) -> str | None:
+        """The prefix a boto3 client lists (``list_objects_v2``, a paginator), if it does."""
+        listed = next((c for c in self.calls if _called(c.func) in (
+            "list_objects_v2", "list_objects", "paginate")), None)
+        return None if listed is None else _keyword(listed, "Prefix", self.names)
+
+    @cached_property
+    def blobs(self) -> str:
+        """``gsutil rm -r`` of what a script that opens one Cloud Storage bucket lists."""
+        buckets = {b for c in self.calls
+                   if (b := _opened(c, ("bucket", "get_bucket", "Bucket"), self.names))
+                   is not None}
+        listed = next((c for c in self.calls if _called(c.func) == "list_blobs"), None)
+        if len(buckets) != 1 or listed is None:
+            return ""
+        prefix = _keyword(listed, "prefix", self.names)
+        return shlex.join(["gsutil", "rm", "-r", f"gs://{buckets.pop()}/{prefix}**"])
 
 
 def _opened(node: ast.expr, methods: tuple[str, ...], names: dict[str, list[str]]
