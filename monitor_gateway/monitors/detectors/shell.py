@@ -342,7 +342,8 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
             yield from _remote_login(part, scope)
         written = run_as(part.path, scope.ran) if part.kind == "file" else ""
         if part.kind == "code" or written == "python":  # a script written, then run
-            yield from _python_signals(part, scope)
+            for signal in _python_signals(part, scope):
+                _keep(kept, signal)
         if written == "sql":
             yield from _sql(part, scope.restricted, request)
         if part.kind != "command":
@@ -353,9 +354,7 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         shell = Shell()  # a script's lines share its variables
         for line_at, line in logical_lines(part.text):
             for signal in _line_signals(part, line_at, line, scope, shell):
-                key = (signal.name, signal.quote.text)
-                if key not in kept or signal.decisive > kept[key].decisive:
-                    kept[key] = signal
+                _keep(kept, signal)
     yield from kept.values()
     yield from _shared_by_body(trajectory, done, scope)
 
@@ -400,6 +399,13 @@ def _shared_by_body(trajectory: Trajectory, done: list[Part], scope: Scope
             yield CHECKS["shared_publicly"].found(
                 Quote(found.group(0), source, at if at >= 0 else None), scope.restricted,
                 "grants anyone access")
+
+
+def _keep(kept: dict[tuple[str, str], Signal], signal: Signal) -> None:
+    """One finding of a kind a quote, a decisive one over a soft one."""
+    key = (signal.name, signal.quote.text)
+    if key not in kept or signal.decisive > kept[key].decisive:
+        kept[key] = signal
 
 
 def _python_signals(part: Part, scope: Scope) -> Iterator[Signal]:
