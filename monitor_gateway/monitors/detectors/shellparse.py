@@ -2,7 +2,8 @@
 logical lines, simple commands with what each pipes into, the wrappers and keywords before
 the real program dropped (``sudo``, ``env``, ``timeout``, a loop's ``do``), the variables a
 script sets (``D=/srv/x``, ``for d in a b``) read into the words that use them, a path moved
-then used read as the path it was (``mv data /tmp/old && rm -rf /tmp/old``), and the
+then used read as the path it was (``mv data /tmp/old && rm -rf /tmp/old``), a directory
+emptied by ``rsync --delete`` from one the script made as ``rm -rf``, and the
 commands run inside another (``ssh host '...'``, ``bash -c``, ``python -c`` through
 ``subprocess``, ``node -e``, ``perl -e``, ``xargs`` with what ``echo`` feeds it, ``kubectl
 exec``, ``docker exec``, ``find -delete``) or by a Python script (``shutil.rmtree``, a
@@ -92,6 +93,16 @@ class Shell:
     variables: dict[str, list[str]] = field(default_factory=dict)
     moved: dict[str, str] = field(default_factory=dict)
     cwd: str = ""  # where the script ``cd``-ed to, where it says an absolute directory
+    made: set[str] = field(default_factory=set)  # the directories it made, empty
+
+    def emptied(self, argv: list[str]) -> str:
+        """What an ``rsync --delete`` from a directory the script made (so empty) into
+        another amounts to: ``rm -rf`` of all the other holds. Empty where none."""
+        paths = [w.rstrip("/") for w in argv[1:] if not w.startswith("-")]
+        if argv[:1] != ["rsync"] or not any(w.startswith("--delete") for w in argv) or \
+                len(paths) != 2 or paths[0] not in self.made or not paths[1]:
+            return ""
+        return shlex.join(["rm", "-rf", paths[1] + "/*"])
 
     def expand(self, word: str) -> list[str]:
         """The words ``word`` stands for: each variable it uses read as its values (an
@@ -132,6 +143,8 @@ class Shell:
             paths = [w.rstrip("/") for w in argv[1:] if not w.startswith("-")]
             if len(paths) == 2 and all(paths):
                 self.moved[paths[1]] = paths[0]
+        elif argv[:1] == ["mkdir"]:
+            self.made.update(w.rstrip("/") for w in argv[1:] if not w.startswith("-"))
         elif argv[:1] in (["cd"], ["pushd"]) and len(argv) == 2:
             where = argv[1]
             self.cwd = posixpath.normpath(where) if where.startswith("/") else \
@@ -191,6 +204,8 @@ def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
         fed = _echoed(_unwrap(read[index - 1])) if index and pipes[index - 1] else []
         for nested in _nested(argv, fed):
             yield from commands(nested, shell)
+        if emptied := shell.emptied(argv):
+            yield from commands(emptied, shell)
 
 
 def script(text: str) -> Iterator[tuple[int, str, Command]]:
@@ -526,10 +541,31 @@ def _bindings(tree: ast.Module) -> dict[str, list[str]]:
                 names[target] = values
         elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
             items = sequences.get(node.iter.id) if isinstance(node.iter, ast.Name) else \
-                _items(node.iter, names) if isinstance(node.iter, ast.List | ast.Tuple) else None
+                _items(node.iter, names) if isinstance(node.iter, ast.List | ast.Tuple) else \
+                _listed(node.iter, names)
             if items is not None:
                 names[node.target.id] = items
     return names
+
+
+def _listed(node: ast.expr, names: dict[str, list[str]]) -> list[str] | None:
+    """What a loop over a directory's entries is, as a glob of the paths it yields:
+    ``Path(d).iterdir()`` and ``Path(d).glob("*")`` as ``d/*``, ``glob.glob("d/*")`` as
+    ``d/*`` (``os.listdir`` yields bare names, not paths: not read)."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    attr, owner = node.func.attr, node.func.value
+    if attr == "iterdir" and not node.args:
+        return [f"{d}/*" for d in _values(owner, names) or ()] or None
+    if attr in ("glob", "rglob", "iglob") and node.args:
+        patterns = _values(node.args[0], names)
+        if patterns is None:
+            return None
+        if isinstance(owner, ast.Name) and owner.id == "glob":  # glob.glob("d/*")
+            return patterns
+        return [posixpath.join(d, p) for d in _values(owner, names) or () for p in patterns
+                ] or None
+    return None
 
 
 def _items(node: ast.List | ast.Tuple, names: dict[str, list[str]]) -> list[str] | None:
