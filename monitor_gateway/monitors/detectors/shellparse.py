@@ -1,19 +1,26 @@
 """Shell commands as a shell reads them, parsed with ``shlex`` rather than pattern-matched:
-logical lines, simple commands with what each pipes into, the wrappers before the real
-program dropped (``sudo``, ``env``, ``timeout``), and the commands run inside another
-(``ssh host '...'``, ``bash -c``, ``python -c`` through ``subprocess``, ``xargs``,
-``kubectl exec``, ``docker exec``). The shell family's checks read these; so do the
-offline monitor's acts (a nested command is an act of its own).
+logical lines, simple commands with what each pipes into, the wrappers and keywords before
+the real program dropped (``sudo``, ``env``, ``timeout``, a loop's ``do``), the variables a
+script sets (``D=/srv/x``, ``for d in a b``) read into the words that use them, a path moved
+then used read as the path it was (``mv data /tmp/old && rm -rf /tmp/old``), a directory
+emptied by ``rsync --delete`` from one the script made as ``rm -rf``, and the
+commands run inside another (``ssh host '...'``, ``bash -c``, ``python -c`` through
+``subprocess``, ``node -e``, ``perl -e``, ``xargs`` with what ``echo`` feeds it, ``kubectl
+exec``, ``docker exec``, ``find -delete``) or by a Python script (``shutil.rmtree``, a
+storage SDK's deletions, the SQL it executes). The shell family's checks read
+these; so do the offline monitor's acts (a nested command is an act of its own).
 """
 
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass
-from itertools import pairwise
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from itertools import islice, pairwise, product
 
 from .parts import parse_python
 
@@ -24,6 +31,34 @@ _RUNS = {"run", "call", "check_call", "check_output", "Popen", "system", "popen"
          "getstatusoutput"}
 _WRAPPERS = {"sudo", "nohup", "time", "timeout", "env", "nice", "exec", "command", "doas", "npx"}
 _NESTED = {"ssh", "bash", "sh", "zsh"}
+# the database clients, which run the SQL they are given (``-c``, ``-e``, ``-f``, ``<``)
+SQL_CLIENTS = frozenset(("psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "clickhouse-client",
+                         "snowsql", "cqlsh", "bq"))
+# interpreters that run a script given on the command line, by the option that gives it
+_EVALUATORS = {"node": {"-e", "--eval", "-p", "--print"}, "perl": {"-e", "-E"},
+               "ruby": {"-e"}}
+# what such a script runs or deletes: a shell command, a tree
+_SCRIPT_RUNS = re.compile(r"\b(?:execSync|exec|spawnSync|system|qx|`)\(?\s{0,3}(['\"`])"
+                          r"(?P<command>[^'\"`]{1,500})\1")
+_SCRIPT_DELETES = re.compile(r"\b(?P<call>rmSync|rmdirSync|rm|rmdir|removeSync|remove|"
+                             r"emptyDirSync|rmtree|remove_tree|rm_rf|rm_r)\(?\s{0,3}(['\"`])"
+                             r"(?P<path>[^'\"`]{1,300})\2")
+# what runs SQL from Python: DB-API cursors, SQLAlchemy's connections and ``text``
+_QUERIES = {"execute", "executemany", "executescript", "exec_driver_sql", "text", "read_sql",
+            "read_sql_query"}
+# the words of the shell's grammar before a command (``for d in a; do rm -rf $d; done``)
+_KEYWORDS = {"do", "then", "else", "elif", "if", "while", "until", "!", "{"}
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w{0,60}=")
+_BRACES = re.compile(r"(?<!\$)\{([^{}$]*,[^{}$]*)\}")
+_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w{0,60})\}|([A-Za-z_]\w{0,60}))")
+_EXPANSIONS = 64  # the most words one word expands to (a loop over a loop's values)
+_GROUPS, _PATH = 4, 1024  # the most brace groups expanded in a word, and its longest
+_DEPTH = 40  # the most nested parts a Python path is read through
+# what a ``find`` selects by beyond where it looks: with none, it deletes all it finds
+_FIND_SELECTS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "-iregex",
+                 "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-size",
+                 "-user", "-group", "-empty", "-perm", "-links", "-inum", "-samefile",
+                 "-uid", "-gid", "-nouser", "-nogroup", "-prune", "-not", "!", "-o", "-or"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +66,13 @@ class Command:
     argv: list[str]
     piped_to: list[str]
     written: list[str]  # as written, with its variable assignments and wrappers
+    cwd: str = ""  # the absolute directory the script ``cd``-ed to, where it says
+
+    def path(self, word: str) -> str:
+        """A path the command names, absolute where the script says where it is."""
+        if not self.cwd or word.startswith(("/", "~", "$", "-")):
+            return word
+        return posixpath.normpath(posixpath.join(self.cwd, word))
 
 
 def logical_lines(text: str) -> Iterator[tuple[int, str]]:
@@ -42,9 +84,98 @@ def logical_lines(text: str) -> Iterator[tuple[int, str]]:
     yield start, text[start:]
 
 
-def commands(line: str) -> Iterator[Command]:
+@dataclass
+class Shell:
+    """What a script has set so far, for the commands after: its variables (each with
+    the values a loop gives it, or the one it was assigned) and the paths it moved (where
+    each is now, to where it was)."""
+
+    variables: dict[str, list[str]] = field(default_factory=dict)
+    moved: dict[str, str] = field(default_factory=dict)
+    cwd: str = ""  # where the script ``cd``-ed to, where it says an absolute directory
+    made: set[str] = field(default_factory=set)  # the directories it made, empty
+
+    def emptied(self, argv: list[str]) -> str:
+        """What an ``rsync --delete`` from a directory the script made (so empty) into
+        another amounts to: ``rm -rf`` of all the other holds. Empty where none."""
+        paths = [w.rstrip("/") for w in argv[1:] if not w.startswith("-")]
+        if argv[:1] != ["rsync"] or not any(w.startswith("--delete") for w in argv) or \
+                len(paths) != 2 or paths[0] not in self.made or not paths[1]:
+            return ""
+        return shlex.join(["rm", "-rf", paths[1] + "/*"])
+
+    def expand(self, word: str) -> list[str]:
+        """The words ``word`` stands for: each variable it uses read as its values (an
+        unknown one left as written), a brace expansion as its words, a path it was moved
+        to read as where it was."""
+        if "$" not in word and "{" not in word:  # most words: nothing to expand
+            return [self.moved.get(word.rstrip("/"), word)] if self.moved else [word]
+        found = [m for m in _REFERENCE.finditer(word)
+                 if (m.group(1) or m.group(2)) in self.variables]
+        pieces: list[list[str]] = []
+        at = 0
+        for m in found:
+            pieces.append([word[at:m.start()]])
+            pieces.append(self.variables[m.group(1) or m.group(2)])
+            at = m.end()
+        pieces.append([word[at:]])
+        words = ["".join(chosen) for chosen in islice(product(*pieces), _EXPANSIONS)]
+        if found and any(len(w) > _PATH for w in words):
+            words = [word]  # a value that grows with each use (``D=$D$D``) is not read
+        return [self.moved.get(w.rstrip("/"), w) for word in words for w in _braces(word)]
+
+    def read(self, segment: list[str]) -> list[str]:
+        """A simple command's words expanded; an assignment or a loop's ``for`` remembered
+        (an assignment's value is read as a single word, the way a quoted one is used)."""
+        words = [w for word in segment for w in self.expand(word)]
+        argv = words
+        while argv[:1] and argv[0] in _KEYWORDS:
+            argv = argv[1:]
+        assigning = argv[1:] if argv[:1] in (["export"], ["local"], ["readonly"]) else argv
+        if assigning and all(_ASSIGNMENT.match(w) for w in assigning):
+            for w in assigning:
+                name, value = w.split("=", 1)
+                self.variables[name] = [value]
+        elif argv[:1] == ["for"] and argv[2:3] == ["in"] and not any(
+                w.startswith("$") or "(" in w or "`" in w for w in argv[3:]):
+            self.variables[argv[1]] = argv[3:][:_EXPANSIONS]
+        elif argv[:1] == ["mv"]:
+            paths = [w.rstrip("/") for w in argv[1:] if not w.startswith("-")]
+            if len(paths) == 2 and all(paths):
+                self.moved[paths[1]] = paths[0]
+        elif argv[:1] == ["mkdir"]:
+            self.made.update(w.rstrip("/") for w in argv[1:] if not w.startswith("-"))
+        elif argv[:1] in (["cd"], ["pushd"]) and len(argv) == 2:
+            where = argv[1]
+            self.cwd = posixpath.normpath(where) if where.startswith("/") else \
+                posixpath.normpath(posixpath.join(self.cwd, where)) \
+                if self.cwd and not where.startswith(("~", "$", "-")) else ""
+        return words
+
+
+def _braces(word: str) -> list[str]:
+    """A word's brace expansion (``/srv/{a,b}`` is ``/srv/a`` and ``/srv/b``), group by
+    group: at most ``_GROUPS`` groups of a word of at most ``_PATH`` characters, and
+    ``_EXPANSIONS`` words (a path has no more; a hostile word costs no more than a long
+    one, and the rest is left as written). ``{}`` and ``${...}`` are no group."""
+    words = [word]
+    for _ in range(_GROUPS if len(word) <= _PATH else 0):
+        searched = [(w, _BRACES.search(w)) for w in words]
+        if not any(found for _, found in searched):
+            break
+        words = [w[:found.start()] + alternative + w[found.end():] if found else w
+                 for w, found in searched
+                 for alternative in (found.group(1).split(",") if found else [""])
+                 ][:_EXPANSIONS]
+    return words
+
+
+def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
     """Each simple command of a shell line, with what it pipes into; nested command strings
-    (``ssh host '...'``, ``bash -c '...'``, ``sudo``, ``xargs``) are unwrapped."""
+    (``ssh host '...'``, ``bash -c '...'``, ``sudo``, ``xargs``) are unwrapped. ``shell``
+    holds what the lines before set (a script's lines share one); a line alone starts
+    afresh."""
+    shell = shell if shell is not None else Shell()
     try:
         lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -59,15 +190,31 @@ def commands(line: str) -> Iterator[Command]:
             segments.append([])
         else:
             segments[-1].append(token)
-    for index, segment in enumerate(segments):
+    read, cwds = [], []  # each segment's words, and where it runs
+    for segment in segments:
+        cwds.append(shell.cwd)
+        read.append(shell.read(segment))
+    for index, segment in enumerate(read):
         argv = _unwrap(segment)
         if not argv:
             continue
         piped = pipes[index] if index < len(pipes) else False
-        after = _unwrap(segments[index + 1]) if piped else []
-        yield Command(argv, after, segment)
-        for nested in _nested(argv):
-            yield from commands(nested)
+        after = _unwrap(read[index + 1]) if piped else []
+        yield Command(argv, after, segments[index], cwds[index])
+        fed = _echoed(_unwrap(read[index - 1])) if index and pipes[index - 1] else []
+        for nested in _nested(argv, fed):
+            yield from commands(nested, shell)
+        if emptied := shell.emptied(argv):
+            yield from commands(emptied, shell)
+
+
+def script(text: str) -> Iterator[tuple[int, str, Command]]:
+    """Each command of a script, with its logical line and where that starts: the lines
+    share what the ones before set (``D=/srv/x`` on one, ``rm -rf "$D"`` on the next)."""
+    shell = Shell()
+    for line_at, line in logical_lines(text):
+        for command in commands(line, shell):
+            yield line_at, line, command
 
 
 def nested(text: str) -> Iterator[str]:
@@ -94,7 +241,7 @@ def _unwrap(argv: list[str]) -> list[str]:
     i = 0
     while i < len(argv):
         word, before = argv[i], argv[i - 1] if i else ""
-        if word in _WRAPPERS or ("=" in word and not word.startswith("-")) or \
+        if word in _WRAPPERS or word in _KEYWORDS or ("=" in word and not word.startswith("-")) or \
                 (word.startswith("-") and argv[0] in _WRAPPERS) or \
                 (word.isdigit() and before == "timeout") or \
                 (before in ("-u", "-g") and argv[0] == "sudo"):
@@ -104,10 +251,31 @@ def _unwrap(argv: list[str]) -> list[str]:
     return argv[i:]
 
 
-def _nested(argv: list[str]) -> Iterator[str]:
+def _echoed(argv: list[str]) -> list[str]:
+    """The words an ``echo``, a ``printf`` or an ``ls -d`` prints (for the ``xargs`` it
+    pipes into)."""
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
+    if program == "echo":
+        printed = [w for w in argv[1:] if w not in ("-n", "-e", "-E")]
+    elif program == "ls" and any(w.startswith("-") and "d" in w and not w.startswith("--")
+                                 for w in argv[1:]):  # ``ls -d``: the paths themselves
+        printed = [w for w in argv[1:] if not w.startswith("-")]
+    elif program == "printf":
+        printed = argv[2:] if len(argv) > 2 else argv[1:]
+    else:
+        return []
+    return [w for p in printed for w in re.split(r"\\n|\s+", p) if w][:_EXPANSIONS]
+
+
+def _nested(argv: list[str], fed: list[str] | None = None) -> Iterator[str]:
+    """The command strings ``argv`` runs inside it; ``fed``: the words piped into it, for
+    an ``xargs``."""
     program = argv[0].rsplit("/", 1)[-1]
     if _PYTHON.fullmatch(program) and "-c" in argv[1:-1]:
         yield from _run_by_python(argv[argv.index("-c") + 1])
+    elif program in _EVALUATORS and (flag := next(
+            (w for w in argv[1:-1] if w in _EVALUATORS[program]), None)):
+        yield from _run_by_script(argv[argv.index(flag) + 1])
     elif program in _NESTED:
         if program == "ssh":
             rest = [a for a in argv[1:] if not a.startswith("-")]
@@ -123,28 +291,342 @@ def _nested(argv: list[str]) -> Iterator[str]:
             i += 2 if argv[i] in ("-e", "--env", "-u", "--user", "-w", "--workdir") else 1
         if i + 1 < len(argv):
             yield shlex.join(argv[i + 1:])
+    elif program == "find":
+        yield from _found_deleted(argv)
     elif program == "xargs":
-        i = 1
+        i, options = 1, option_values(argv[1:])
         while i < len(argv) and argv[i].startswith("-"):
             i += 2 if argv[i] in ("-I", "-n", "-P", "-d", "-L") else 1
         if i < len(argv):
-            yield shlex.join(argv[i:])
+            run = argv[i:]  # ``-I {}`` or ``-I{}``: where each word goes
+            each = options.get("-I") or next(
+                (w[2:] for w in argv[1:i] if w.startswith("-I") and len(w) > 2), None)
+            if each and fed:  # each word in the place named
+                yield from (shlex.join(w.replace(each, word) for w in run) for word in fed)
+            else:
+                yield shlex.join(run + (fed or []))
+
+
+def _found_deleted(argv: list[str]) -> Iterator[str]:
+    """What a ``find`` that selects nothing (no name, age or size; a type or a depth
+    alone) deletes, with ``-delete`` or ``-exec rm``: all under where it looks, the same
+    act as ``rm -rf`` of each (of what each holds, from ``-mindepth 1``). A ``find`` that
+    selects deletes what it selects, which no path names."""
+    starts = []
+    for word in argv[1:]:
+        if word.startswith("-") or word in ("!", "("):
+            break
+        starts.append(word)
+    tests = set(argv[len(starts) + 1:])
+    execs = [i for i, w in enumerate(argv) if w in ("-exec", "-execdir", "-ok", "-okdir")]
+    removes = "-delete" in tests or any(argv[i + 1:i + 2] == ["rm"] for i in execs)
+    if not starts or not removes or tests & _FIND_SELECTS:
+        return
+    options = option_values(argv[len(starts) + 1:])
+    inside = options.get("-mindepth", "0") not in ("", "0")
+    yield shlex.join(["rm", "-rf", *(start.rstrip("/") + "/*" if inside else start
+                                     for start in starts)])
+
+
+def _run_by_script(code: str) -> Iterator[str]:
+    """The commands a one-line Node, Perl or Ruby script runs or amounts to: a command
+    it runs (``execSync("...")``, ``system("...")``), a tree it deletes
+    (``fs.rmSync(p, {recursive: true})``, ``rmtree(p)``, ``FileUtils.rm_rf(p)``) as ``rm
+    -rf p``."""
+    for found in _SCRIPT_RUNS.finditer(code):
+        yield found.group("command")
+    for found in _SCRIPT_DELETES.finditer(code):
+        if found.group("call") not in ("rmSync", "rmdirSync", "rm", "rmdir") or \
+                "recursive" in code[found.end():found.end() + 100]:
+            yield shlex.join(["rm", "-rf", found.group("path")])
 
 
 def _run_by_python(code: str) -> Iterator[str]:
-    """The shell commands a ``python -c`` script runs (``subprocess.run("...", shell=True)``,
-    ``subprocess.run(["rm", "-rf", ...])``, ``os.system("...")``): the same act in another
-    interpreter."""
+    """The shell commands a ``python -c`` script amounts to (``python_runs``)."""
+    for _, command in python_runs(code):
+        yield command
+
+
+Placed = tuple[tuple[int, str], ...]  # texts, each with where its call starts
+
+
+@lru_cache(maxsize=32)
+def _read_python(code: str) -> tuple[Placed, Placed]:
+    """A script's runs and queries, read once for the detectors that ask (a script is
+    parsed once, not once a detector)."""
     tree = parse_python(code)
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in _RUNS:
-            first = node.args[0]
-            if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                yield first.value
-            elif isinstance(first, ast.List | ast.Tuple) and all(
-                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts):
-                yield shlex.join(str(e.value) for e in first.elts)  # type: ignore[attr-defined]
+    if tree is None:
+        return (), ()
+    names = _bindings(tree)
+    queries = ((node, query) for node in ast.walk(tree)
+               if isinstance(node, ast.Call) and node.args and _called(node.func) in _QUERIES
+               for query in _values(node.args[0], names) or ())
+    return _placed(code, _python_runs(tree, names)), _placed(code, queries)
+
+
+def python_runs(code: str) -> Iterator[tuple[int, str]]:
+    """The shell commands a Python script runs or amounts to, each with where its call
+    starts in the script: ``subprocess.run("...", shell=True)``, ``subprocess.run(
+    ["rm", "-rf", ...])``, ``os.system("...")``; ``shutil.rmtree(p)`` as ``rm -rf p``; a
+    storage SDK's deletions as its command line (a Cloud Storage bucket's blobs deleted,
+    ``list_blobs(prefix=...)`` or all, as ``gsutil rm -r``; boto3's ``objects.all()
+    .delete()`` or ``objects.filter(Prefix=...).delete()`` as ``aws s3 rm --recursive``):
+    the same act in another interpreter. A path built from the script's own names,
+    f-strings, ``os.path.join`` or a loop over a list is read as its values."""
+    return iter(_read_python(code)[0])
+
+
+def run_as(path: str, ran: str) -> str:
+    """How the commands ``ran`` run a file the agent wrote: ``python`` where an interpreter
+    runs it as a script (``python3 cleanup.py``, ``python -u ./jobs/purge.py``), ``sql``
+    where a database client reads it (``psql -f drop.sql``, ``mysql app < drop.sql``); empty
+    where none does (a file written is not run by being written, nor a test by a runner)."""
+    name = re.escape(path.rsplit("/", 1)[-1])
+    if path.endswith(".py") and re.search(
+            rf"\b{_PYTHON.pattern}(?:\s+-[A-Za-z]+)*\s+(?:\S*/)?{name}(?![\w.-])", ran):
+        return "python"
+    if path.endswith(".sql") and re.search(
+            rf"\b(?:{'|'.join(map(re.escape, SQL_CLIENTS))})\b[^\n;&|]*?(?<![\w.-])(?:\S*/)?"
+            rf"{name}(?![\w.-])", ran):
+        return "sql"
+    return ""
+
+
+def python_queries(code: str) -> Iterator[tuple[int, str]]:
+    """The SQL a Python script runs (``cursor.execute("DROP TABLE ...")``, SQLAlchemy's
+    ``text(...)``, a query built from the script's own names), each with where its call
+    starts: the same query as a ``sql`` tool's."""
+    return iter(_read_python(code)[1])
+
+
+def _called(func: ast.expr) -> str:
+    """The name a call calls: ``execute`` for ``cursor.execute``, ``text`` for ``text``."""
+    return func.attr if isinstance(func, ast.Attribute) else \
+        func.id if isinstance(func, ast.Name) else ""
+
+
+def _placed(code: str, found: Iterator[tuple[ast.Call, str]]) -> Placed:
+    """Each call's text with where the call starts in ``code`` (``ast``'s column counts
+    UTF-8 bytes; a place is counted in characters)."""
+    calls = list(found)
+    if not calls:
+        return ()
+    starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", code))]  # as ``ast`` counts
+    placed = []
+    for node, text in calls:
+        start = starts[node.lineno - 1]
+        line = code[start:start + node.col_offset].encode()[:node.col_offset]
+        placed.append((start + len(line.decode(errors="ignore")), text))
+    return tuple(placed)
+
+
+def _python_runs(tree: ast.Module, names: dict[str, list[str]]
+                 ) -> Iterator[tuple[ast.Call, str]]:
+    storage: _Storage | None = None  # read once, where a deletion asks
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        attr, first = node.func.attr, node.args[0] if node.args else None
+        if attr in _RUNS and first is not None:
+            if isinstance(first, ast.List | ast.Tuple):
+                words = [_values(e, names) for e in first.elts]
+                if all(w is not None and len(w) == 1 for w in words):
+                    yield node, shlex.join(w[0] for w in words if w)
+            else:
+                for value in _values(first, names) or ():
+                    yield node, value
+        elif attr == "rmtree" and first is not None:
+            for value in _values(first, names) or ():
+                yield node, shlex.join(["rm", "-rf", value])
+        elif attr in ("delete", "delete_blobs", "delete_objects"):
+            storage = storage or _Storage(tree, names)
+            if deleted := storage.deleted(node):
+                yield node, deleted
+
+
+class _Storage:
+    """What a script says of the buckets it deletes from, read once: its calls, its
+    loops (by the name each binds) and the names it binds to a boto3 bucket."""
+
+    def __init__(self, tree: ast.Module, names: dict[str, list[str]]) -> None:
+        self.names = names
+        self.calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call)]
+        self.loops: dict[str, list[ast.expr]] = {}
+        self.buckets: dict[str, str] = {}  # a name bound to ``s3.Bucket("logs")``
+        for node in ast.walk(tree):
+            if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+                self.loops.setdefault(node.target.id, []).append(node.iter)
+            elif isinstance(node, ast.Assign) and \
+                    (bucket := _opened(node.value, ("Bucket",), names)) is not None:
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.buckets[target.id] = bucket
+
+    def deleted(self, node: ast.Call) -> str:
+        """The command line a storage SDK's deletion amounts to: boto3's ``Bucket(b)
+        .objects.all().delete()`` (or ``.filter(Prefix=p)``, or ``delete()`` on each object
+        of a loop over them; the bucket opened there or bound to the name used), or a
+        client's ``delete_objects(Bucket=b, ...)`` in a script that lists them
+        (``list_objects_v2(Bucket=b, Prefix=p)``, or a paginator's ``paginate``); or a
+        Cloud Storage blob's or blobs' deletion in a script that opens bucket ``b``
+        (``Client().bucket(b)``) and lists it (``list_blobs(prefix=p)``, or all of it)."""
+        names = self.names
+        if _called(node.func) == "delete_objects":
+            named = _keyword(node, "Bucket", names)
+            if named in ("", "*") or self.listed is None:
+                return ""  # objects named one by one, or a bucket the script does not spell
+            return shlex.join(["aws", "s3", "rm", f"s3://{named}/{self.listed}",
+                               "--recursive"])
+        receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+        sources = [node.func, *(self.loops.get(receiver.id, [])
+                                if isinstance(receiver, ast.Name) else [])]
+        for call in (c for source in sources for c in ast.walk(source)
+                     if isinstance(c, ast.Call)):
+            if isinstance(call.func, ast.Attribute) and call.func.attr in ("all", "filter") \
+                    and isinstance(call.func.value, ast.Attribute) \
+                    and call.func.value.attr == "objects":
+                owner = call.func.value.value
+                bucket = self.buckets.get(owner.id) if isinstance(owner, ast.Name) else \
+                    _opened(owner, ("Bucket",), names)
+                if bucket is not None:
+                    prefix = _keyword(call, "Prefix", names)
+                    return shlex.join(["aws", "s3", "rm", f"s3://{bucket}/{prefix}",
+                                       "--recursive"])
+        return self.blobs
+
+    @cached_property
+    def listed(self) -> str | None:
+        """The prefix a boto3 client lists (``list_objects_v2``, a paginator), if it does."""
+        listed = next((c for c in self.calls if _called(c.func) in (
+            "list_objects_v2", "list_objects", "paginate")), None)
+        return None if listed is None else _keyword(listed, "Prefix", self.names)
+
+    @cached_property
+    def blobs(self) -> str:
+        """``gsutil rm -r`` of what a script that opens one Cloud Storage bucket lists."""
+        buckets = {b for c in self.calls
+                   if (b := _opened(c, ("bucket", "get_bucket", "Bucket"), self.names))
+                   is not None}
+        listed = next((c for c in self.calls if _called(c.func) == "list_blobs"), None)
+        if len(buckets) != 1 or listed is None:
+            return ""
+        prefix = _keyword(listed, "prefix", self.names)
+        return shlex.join(["gsutil", "rm", "-r", f"gs://{buckets.pop()}/{prefix}**"])
+
+
+def _opened(node: ast.expr, methods: tuple[str, ...], names: dict[str, list[str]]
+            ) -> str | None:
+    """The bucket a call opens by name (``client.bucket("logs")``, ``s3.Bucket("logs")``)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name) and \
+            (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) \
+            in methods and node.args:
+        values = _values(node.args[0], names)
+        return values[0] if values and len(values) == 1 else None
+    return None
+
+
+def _keyword(call: ast.Call, name: str, names: dict[str, list[str]]) -> str:
+    """A call's keyword argument as its one value, else empty (none given: all of it)."""
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            values = _values(keyword.value, names)
+            return values[0] if values and len(values) == 1 else "*"
+    return ""
+
+
+def _bindings(tree: ast.Module) -> dict[str, list[str]]:
+    """The script's names bound to strings it spells (``root = "/srv/x"``, ``for d in
+    ["a", "b"]``), each with its values: what a path built from them reads as."""
+    names: dict[str, list[str]] = {}
+    sequences: dict[str, list[str]] = {}  # the lists a name holds, for a loop over it
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            target, value = node.targets[0].id, node.value
+            if isinstance(value, ast.List | ast.Tuple):
+                if (items := _items(value, names)) is not None:
+                    sequences[target] = items
+                continue
+            if (values := _values(value, names)) is not None:
+                names[target] = values
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            items = sequences.get(node.iter.id) if isinstance(node.iter, ast.Name) else \
+                _items(node.iter, names) if isinstance(node.iter, ast.List | ast.Tuple) else \
+                _listed(node.iter, names)
+            if items is not None:
+                names[node.target.id] = items
+    return names
+
+
+def _listed(node: ast.expr, names: dict[str, list[str]]) -> list[str] | None:
+    """What a loop over a directory's entries is, as a glob of the paths it yields:
+    ``Path(d).iterdir()`` and ``Path(d).glob("*")`` as ``d/*``, ``glob.glob("d/*")`` as
+    ``d/*`` (``os.listdir`` yields bare names, not paths: not read)."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    attr, owner = node.func.attr, node.func.value
+    if attr == "iterdir" and not node.args:
+        return [f"{d}/*" for d in _values(owner, names) or ()] or None
+    if attr in ("glob", "rglob", "iglob") and node.args:
+        patterns = _values(node.args[0], names)
+        if patterns is None:
+            return None
+        if isinstance(owner, ast.Name) and owner.id == "glob":  # glob.glob("d/*")
+            return patterns
+        return [posixpath.join(d, p) for d in _values(owner, names) or () for p in patterns
+                ] or None
+    return None
+
+
+def _items(node: ast.List | ast.Tuple, names: dict[str, list[str]]) -> list[str] | None:
+    """A list's or a tuple's strings, each item's values in turn."""
+    items = [_values(e, names) for e in node.elts]
+    return None if any(i is None for i in items) else [v for i in items if i for v in i]
+
+
+def _values(node: ast.expr, names: dict[str, list[str]], depth: int = 0) -> list[str] | None:
+    """The strings an expression can be, where the script spells them: a constant, a name
+    bound to them, an f-string, a ``+``, a path joined (``os.path.join``, ``Path(a) / b``);
+    None where it does not say, or past ``_DEPTH`` nested parts (no path is built so deep,
+    and Python's own stack ends)."""
+    if depth > _DEPTH:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    pieces: list[list[str] | None]
+    joiner = False  # a path joined, as ``os.path.join`` joins it
+    if isinstance(node, ast.JoinedStr):
+        pieces = [_values(v.value if isinstance(v, ast.FormattedValue) else v, names, depth + 1)
+                  for v in node.values]
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Div):
+        pieces = [_values(node.left, names, depth + 1), _values(node.right, names, depth + 1)]
+        joiner = isinstance(node.op, ast.Div)
+    elif isinstance(node, ast.Call) and _joins_paths(node.func):
+        pieces = [_values(a, names, depth + 1) for a in node.args]
+        joiner = True
+    else:
+        return None
+    if not pieces or any(p is None for p in pieces):
+        return None
+    chosen = islice(product(*(p for p in pieces if p is not None)), _EXPANSIONS)
+    return [posixpath.join(*c) if joiner else "".join(c) for c in chosen]
+
+
+def _joins_paths(func: ast.expr) -> bool:
+    """``os.path.join``, ``posixpath.join``, ``Path`` or ``pathlib.Path``."""
+    if isinstance(func, ast.Name):
+        return func.id in ("Path", "PurePath")
+    if not isinstance(func, ast.Attribute):
+        return False
+    owner = func.value
+    if func.attr in ("Path", "PurePath"):
+        return isinstance(owner, ast.Name) and owner.id == "pathlib"
+    return func.attr == "join" and (
+        (isinstance(owner, ast.Name) and owner.id == "posixpath") or (
+            isinstance(owner, ast.Attribute) and owner.attr == "path"
+            and isinstance(owner.value, ast.Name) and owner.value.id == "os"))
 
 
 def option_values(words: list[str]) -> dict[str, str]:
