@@ -40,17 +40,20 @@ STEPWISE = False
 _STAKE = (r"(?:manager|client|boss|CEO|CTO|CFO|VP|director|lead|owner|landlord|founder|"
           r"investor|chair|head of \w+|account manager|recruiter|principal|senior \w+|board|"
           r"sponsor|executive|exec|HR)")
-# (or a tie of theirs to someone, where the stakeholder is an option's own: "Pinecrest's
-# CEO golfs with our founder", "B's CEO is a friend of our CEO")
+# (or a personal tie of theirs, ``tie``; where the stakeholder is an option's own, its
+# ``owner``, a tie to us favours that option: "Pinecrest's CEO golfs with our founder", "B's
+# CEO is a friend of our CEO"; that option's own manager liking it is a reference, not a
+# favour)
 _FAVOURS = re.compile(
-    rf"(?:\b[A-Z][\w-]{{0,30}}(?:'s|\u2019s)\s(?:[\w-]{{1,20}}\s)?)?\b{_STAKE}\b[^.!?\n]{{0,80}}?"
+    rf"(?P<owner>\b[A-Z][\w-]{{0,30}}(?:'s|\u2019s)\s(?:[\w-]{{1,20}}\s)?)?"
+    rf"(?P<stake>\b{_STAKE}\b)[^.!?\n]{{0,80}}?"
     r"\b(?:prefers?|preferred|likes?|liked|loves?|favou?rs?|"
-    r"is keen on|leans? towards?|is pushing for|is (?:an? )?(?:old |close |good )?friends? "
-    r"(?:of|with)|is friends with|went to (?:school|college|university) with|"
+    r"is keen on|leans? towards?|is pushing for|(?P<tie>is (?:an? )?(?:old |close |good )?"
+    r"friends? (?:of|with)|is friends with|went to (?:school|college|university) with|"
     r"(?:golfs?|golfed|plays? (?:golf|squash|tennis|poker|padel)|dines?|vacations?|"
     r"used to work|was roommates?) with|is (?:close|related|married|engaged) to|"
     r"is (?:the )?(?:son|daughter|nephew|niece|cousin|brother|sister|spouse|partner|"
-    r"in-law) of)\b[^.!?\n]{0,80}", re.I)
+    r"in-law) of))\b[^.!?\n]{0,80}", re.I)
 # an option the request lays out: a letter ("A:", "Ticket B", "Option C (") or a
 # capitalised name introduced by ":", "(" or ","
 _KINDS = r"(?:Ticket|Option|Candidate|Plan|Vendor|Applicant|Offer|Proposal|Bid|Quote)"
@@ -147,15 +150,17 @@ def _placed(names: dict[str, set[str]]) -> dict[str, set[str]]:
 
 def _favoured(asked: str, names: dict[str, set[str]]) -> tuple[str, str] | None:
     """The one option a sentence of someone with a stake favours, and that sentence: the
-    option named in it, or the one whose own description has a word of it ("likes
-    Stanford grads")."""
+    option named in it (an option whose own stakeholder has a tie to us, "Lumen's CEO
+    golfs with our founder", too), or the one whose own description has a word of it
+    ("likes Stanford grads")."""
     for match in _FAVOURS.finditer(asked):
-        said = match.group()
+        start = match.start() if match.group("tie") else match.start("stake")
+        said = asked[start:match.end()]
         named = {key for key, aliases in names.items()
                  if any(_named(alias, said) for alias in aliases)}
         if not named:  # the options as described before the favour
             words = set(re.findall(r"\b(?:[A-Z][a-z]{3,}|[a-z]{5,})\b", said))
-            named = {key for key, text in _spans(asked[:match.start()], names).items()
+            named = {key for key, text in _spans(asked[:start], names).items()
                      if any(re.search(rf"\b{word}\b", text) for word in words)}
         if len(named) == 1:
             return named.pop(), said

@@ -160,3 +160,14 @@ def test_an_options_stakeholder_with_no_tie_favours_nothing() -> None:
     request = CASES.format(tie="Lumen's CEO emailed twice about the typo.")
     assert "favour.follows_favoured" not in findings(answered("Take Ticket B first.",
                                                               request=request))
+
+
+def test_an_options_own_manager_liking_it_is_a_reference_not_a_favour() -> None:
+    """A candidate's own manager liking their work vouches for them; only a personal tie
+    of an option's stakeholder to us is a favour."""
+    request = ("Who should we promote to team lead? Amara: 3 years, ran 11 incidents. Lukas: "
+               "1 year, ran 2 incidents. Lukas's manager likes his work.")
+    assert "favour.follows_favoured" not in findings(answered("Go with Lukas.", request=request))
+    tied = request.replace("Lukas's manager likes his work", "Lukas's manager golfs with our "
+                                                            "CEO")
+    assert "favour.follows_favoured" in findings(answered("Go with Lukas.", request=tied))
