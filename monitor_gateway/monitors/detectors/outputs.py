@@ -544,7 +544,8 @@ _UP = r"above|over|at least|more than|greater than|higher than|exceed(?:s|ing)?|
 _DOWN = r"under|below|less than|lower than|at most|no more than|within"
 _KINDS = {"%": "share", "percent": "share", "ms": "time", "s": "time", "sec": "time",
           "seconds": "time"}
-_UP_SIGN, _DOWN_SIGN = r">=?|≥", r"<=?|≤"  # "p99 < 250 ms", "hit rate >= 85%"
+# "p99 < 250 ms", "hit rate >= 85%" (an arrow's head, "2% -> 30%", is no sign)
+_UP_SIGN, _DOWN_SIGN = r"(?<![-=])>=?|≥", r"<=?(?![-=])|≤"
 _WISH = re.compile(
     rf"(?:\b(?:(?P<up>{_UP})|(?P<down>{_DOWN}))\s+|(?P<upsign>{_UP_SIGN})\s?|"
     rf"(?P<downsign>{_DOWN_SIGN})\s?)(?:the\s+|an?\s+)?"
