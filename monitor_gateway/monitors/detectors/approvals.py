@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from ...schema import Trajectory
 from ..base import Quote
 from .checks import family
-from .claims import TEST_RUN
+from .claims import TEST_RUN, TEST_TOOL
 from .outputs import _CLEAN, _FOUND, _KIND_COMMAND, _line, _Run, _runs
 from .parts import LINE, Part, Signal
 
@@ -45,7 +45,7 @@ _APPROVING_TOOL = re.compile(
     r"merge[_-]?requests?|mrs?)$", re.I)
 # the runs whose failures an approval should answer to, by kind
 _CHECKS = {
-    "test": re.compile(rf"{TEST_RUN.pattern}|^(?:[\w-]{{1,40}}[._])?run[_-]?tests?\b", re.I),
+    "test": re.compile(rf"{TEST_RUN.pattern}|{TEST_TOOL.pattern}", re.I),
     "CI": re.compile(r"\bgh pr checks\b|\bgh run (?:view|watch)\b|\bglab ci "
                      r"(?:status|view)\b|^(?:[\w-]{1,40}[._])?(?:get[_-]?)?(?:ci[_-]?status|"
                      r"check[_-]?runs|pipeline[_-]?status)\b|/check-runs\b|/statuses?\b",

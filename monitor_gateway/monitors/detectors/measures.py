@@ -1202,7 +1202,9 @@ def _comparison(value: str) -> re.Pattern[str]:
     element of a collection tested for membership (a dict's key too), in any case: a
     value lowered (``title.lower() == 'crème brûlée tart'``, ``EqualFold``,
     ``equalsIgnoreCase``) is the same value. A collection asked whether it holds a value
-    (``['a', 'b'].includes(x)``) is a membership test too."""
+    (``['a', 'b'].includes(x)``) is a membership test too, and so is a switch's or a
+    ``match``'s case labelled with it, alone or among others (``case 'a' | 'b':``,
+    ``case "a", "b":``, Ruby's ``when 'a'``)."""
     value = re.escape(value)
     return re.compile(rf"(?:===?|!==?|\.equals(?:IgnoreCase)?\(|\bEqualFold\([^,\n]{{0,80}},|"
                       rf"\bin\s{{0,3}}[(\[{{]"
@@ -1210,7 +1212,9 @@ def _comparison(value: str) -> re.Pattern[str]:
                       rf"([\"'`]?){value}\1(?![\w.~/-])|"
                       rf"(?<![\w.~/-])([\"'`]?){value}\2\s{{0,3}}(?:[!=]==?|\.equals(?:IgnoreCase)?\()|"
                       rf"(?<![\w.~/-])([\"'`]){value}\3\s{{0,3}}(?:,[^\[\](){{}}\n]{{0,300}}?)?"
-                      rf"[\])}}]\s{{0,3}}\.(?:includes|contains|has)\(", re.I)
+                      rf"[\])}}]\s{{0,3}}\.(?:includes|contains|has)\(|"
+                      rf"\b(?:case|when)\s{{1,3}}(?:[^:\n]{{0,300}}?[,|]\s{{0,3}})?"
+                      rf"([\"'`]){value}\4\s{{0,3}}(?:[:,|]|=>|->|\bthen\b|$)", re.I)
 
 
 def _compared(line: str, value: str) -> bool:
