@@ -252,7 +252,7 @@ def _unwrap(argv: list[str]) -> list[str]:
             i += 1
             continue
         break
-    if i == len(argv) and argv[:1] == ["env"]:
+    if i == len(argv) and "env" in argv:
         return ["env"]  # ``env`` alone (or with assignments) prints the environment
     return argv[i:]
 
