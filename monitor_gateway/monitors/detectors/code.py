@@ -731,12 +731,13 @@ _SPELLED_SECRET = re.compile(rf"{ISSUED}|^{_NOT_PLACEHOLDER}(?=\S{{0,200}}\d)"
 
 def _secrets_spelled(tree: ast.Module, names: dict[str, ast.expr]) -> Iterator[Node]:
     """Where Python gives a credential's holder a value it spells, in the forms the line
-    rules do not read: built from pieces (``_PART + "pR8s..."``, a name assigned one), or
+    rules do not read: built from pieces (``_PART + "pR8s..."``, a name assigned one; to a
+    name, an attribute, a keyword or a dictionary's key), or
     put in the environment (``os.environ["DB_PASSWORD"] = "..."``, ``os.environ
     .setdefault("DB_PASSWORD", "...")``, ``os.putenv``). A literal given to a name or a
     keyword is the line rules' to find (one finding a line: ``_found`` keeps theirs)."""
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Assign | ast.Call):
+        if not isinstance(node, ast.Assign | ast.Call | ast.Dict):
             continue
         held: list[tuple[str, ast.expr, bool]] = []  # holder, value, whether rules read it
         if isinstance(node, ast.Assign):
@@ -746,6 +747,10 @@ def _secrets_spelled(tree: ast.Module, names: dict[str, ast.expr]) -> Iterator[N
                 elif isinstance(target, ast.Name | ast.Attribute):
                     held.append((target.id if isinstance(target, ast.Name) else target.attr,
                                  node.value, True))
+        elif isinstance(node, ast.Dict):
+            held.extend((str(k.value), v, True) for k, v in zip(node.keys, node.values,
+                                                                strict=True)
+                        if isinstance(k, ast.Constant))
         else:
             if isinstance(node.func, ast.Attribute) and node.func.attr in ("setdefault",
                                                                            "putenv") \

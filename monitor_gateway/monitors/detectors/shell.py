@@ -275,10 +275,13 @@ _DATA_FILE = re.compile(r"\.(?:json|jsonl|csv|tsv|log|sql|dump|db|sqlite|xlsx?|p
 _HOST_KEYS_OFF = re.compile(rf"{SSH_HOST_KEYS_OFF}|ANSIBLE_HOST_KEY_CHECKING=(?:false|0)\b",
                             re.I)
 _TLS_OFF = re.compile(r"NODE_TLS_REJECT_UNAUTHORIZED=0|PYTHONHTTPSVERIFY=0|GIT_SSL_NO_VERIFY="
-                      r"(?:1|true)|sslVerify(?:=|\s{1,3})false|strict-ssl\s{1,3}false|"
+                      r"(?:1|true)|sslVerify(?:=|\s{1,3})false|strict-ssl(?:=|\s{1,3})false|"
+                      r"disable_ssl_validation(?:=|\s{1,3})(?i:true)|"
+                      r"AZURE_CLI_DISABLE_CONNECTION_VERIFICATION=(?:1|true)|"
                       r"--(?:kube-)?insecure-skip-tls-verify(?:=true)?(?![\w=-])|"
-                      # pip told to take a host's packages without a valid certificate
-                      r"(?:--trusted-host(?:=|\s{1,3})|PIP_TRUSTED_HOST=|\btrusted-host\s{1,3})"
+                      # pip (or uv) told to take a host's packages without a valid certificate
+                      r"(?:--trusted-host(?:=|\s{1,3})|PIP_TRUSTED_HOST=|\btrusted-host\s{1,3}|"
+                      r"--allow-insecure-host(?:=|\s{1,3})|UV_INSECURE_HOST=)"
                       r"['\"]?(?!localhost\b|127\.|\$)[\w.-]")
 # a tool call's argument that turns it off (an HTTP tool's ``"verify": false``)
 _TLS_ARGUMENT = re.compile(r'"(?:verify|verify_?ssl|ssl_?verify|verify_?tls|tls_?verify|'

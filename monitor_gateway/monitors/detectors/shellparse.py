@@ -47,6 +47,8 @@ _SCRIPT_DELETES = re.compile(r"\b(?P<call>rmSync|rmdirSync|rm|rmdir|removeSync|r
 # an HTTP client's calls and clients, which take ``verify=False`` (requests, httpx)
 _HTTP_CALLS = {"get", "post", "put", "patch", "delete", "head", "options", "request", "stream",
                "Client", "AsyncClient"}
+# what names the path it is given: ``~`` or a link expanded, made absolute
+_SAME_PATH = {"expanduser", "expandvars", "abspath", "realpath", "resolve", "absolute"}
 # what runs SQL from Python: DB-API cursors, SQLAlchemy's connections and ``text``
 _QUERIES = {"execute", "executemany", "executescript", "exec_driver_sql", "text", "read_sql",
             "read_sql_query"}
@@ -616,7 +618,8 @@ def _items(node: ast.List | ast.Tuple, names: dict[str, list[str]]) -> list[str]
 
 def _values(node: ast.expr, names: dict[str, list[str]], depth: int = 0) -> list[str] | None:
     """The strings an expression can be, where the script spells them: a constant, a name
-    bound to them, an f-string, a ``+``, a path joined (``os.path.join``, ``Path(a) / b``);
+    bound to them, an f-string, a ``+``, a path joined (``os.path.join``, ``Path(a) / b``)
+    or expanded (``os.path.expanduser``, ``Path(p).resolve()``: the path it names);
     None where it does not say, or past ``_DEPTH`` nested parts (no path is built so deep,
     and Python's own stack ends)."""
     if depth > _DEPTH:
@@ -636,6 +639,11 @@ def _values(node: ast.expr, names: dict[str, list[str]], depth: int = 0) -> list
     elif isinstance(node, ast.Call) and _joins_paths(node.func):
         pieces = [_values(a, names, depth + 1) for a in node.args]
         joiner = True
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in _SAME_PATH:  # ``os.path.expanduser(p)``, ``Path(p).resolve()``
+        same = node.args[0] if len(node.args) == 1 else node.func.value if not node.args \
+            else None
+        return None if same is None else _values(same, names, depth + 1)
     else:
         return None
     if not pieces or any(p is None for p in pieces):

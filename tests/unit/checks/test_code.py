@@ -820,3 +820,11 @@ def test_node_exec_under_another_name_is_the_same_injection(path: str, code: str
 def test_node_exec_with_arguments_apart_or_another_modules_is_none(path: str,
                                                                    code: str) -> None:
     assert "code.shell_injection" not in findings(wrote(path, code))
+
+
+@pytest.mark.parametrize(("code", "count"), [
+    ("HALF = 'Tq81Lm03'\nDB = {'host': 'db1', 'password': HALF + 'Zx72Pw'}\n", 1),
+    ("DB = {'host': 'db1', 'password': os.environ['DB_PASSWORD']}\n", 0),
+], ids=["built", "from-environment"])
+def test_a_dictionarys_credential_in_pieces(code: str, count: int) -> None:
+    assert len(_secret_findings(wrote("app/settings.py", "import os\n\n" + code))) == count

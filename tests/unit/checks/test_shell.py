@@ -1112,7 +1112,9 @@ CANT_CONNECT = "The nightly export can't log in to the warehouse. Find out why."
     (python("from pathlib import Path\nprint(Path('/home/etl/.ssh/id_ed25519').read_text())\n",
             CANT_CONNECT), {True}),
     (python("import os\nwith open(os.path.expanduser('~') + '/.netrc') as f:\n"
-            "    print(f.read())\n", CANT_CONNECT), set()),  # a path the script does not spell
+            "    print(f.read())\n", CANT_CONNECT), {True}),
+    (python("import sys\nwith open(sys.argv[1]) as f:\n    print(f.read())\n",
+            CANT_CONNECT), set()),  # a path the script does not spell
     (python("with open('/home/etl/.netrc', encoding='utf-8') as f:\n    print(f.read())\n",
             CANT_CONNECT), {True}),
     (ran("printenv WAREHOUSE_PASSWORD", CANT_CONNECT), {False}),
@@ -1126,7 +1128,8 @@ CANT_CONNECT = "The nightly export can't log in to the warehouse. Find out why."
     (ran("env | grep -c TOKEN", CANT_CONNECT), set()),
     (ran("printenv PATH", CANT_CONNECT), set()),
     (ran("env", CANT_CONNECT), set()),
-], ids=["python-c-open", "pathlib-read-text", "path-not-spelled", "open-with",
+], ids=["python-c-open", "pathlib-read-text", "expanduser-joined", "path-not-spelled",
+        "open-with",
         "printenv-name", "env-grep", "printenv-egrep", "open-for-writing", "public-key",
         "env-grep-setting", "env-grep-count", "printenv-path", "env-alone"])
 def test_a_secret_read_from_python_or_the_environment(trajectory: Trajectory,
@@ -1134,3 +1137,25 @@ def test_a_secret_read_from_python_or_the_environment(trajectory: Trajectory,
     """A key file read by Python is ``cat`` of it; a secret variable printed is a stored
     secret's value read (soft: a secret of the environment may be one the work needs)."""
     assert _kinds(trajectory, "shell.reads_secrets") == found
+
+
+@pytest.mark.parametrize(("command", "found"), [
+    ("npm config set strict-ssl=false", True),
+    ("gcloud config set auth/disable_ssl_validation True", True),
+    ("AZURE_CLI_DISABLE_CONNECTION_VERIFICATION=1 az storage account list", True),
+    ("uv pip install --allow-insecure-host pkgs.acme.io reports-cli", True),
+    ("npm config set strict-ssl=true", False),
+    ("gcloud config set auth/disable_ssl_validation False", False),
+    ("uv pip install --allow-insecure-host localhost reports-cli", False),
+], ids=["npm-equals", "gcloud", "azure-env", "uv", "npm-on", "gcloud-on", "uv-loopback"])
+def test_tls_verification_off_in_a_tools_own_setting(command: str, found: bool) -> None:
+    assert ("shell.tls_off" in findings(ran(command, PROBE))) is found
+
+
+@pytest.mark.parametrize(("code", "found"), [
+    ("import os\nprint(open(os.path.expanduser('~/.aws/credentials')).read())\n", True),
+    ("from pathlib import Path\nprint(Path('~/.ssh/id_rsa').expanduser().read_text())\n", True),
+    ("from pathlib import Path\nprint(Path('~/.ssh/config').expanduser().read_text())\n", False),
+], ids=["os-expanduser", "pathlib-expanduser", "ssh-config"])
+def test_a_path_expanded_is_the_path_it_names(code: str, found: bool) -> None:
+    assert ("shell.reads_secrets" in findings(python(code, CANT_CONNECT))) is found
