@@ -725,7 +725,9 @@ def _judge(command: Command, scope: Scope) -> Iterator[tuple[str, bool, str]]:
         yield "reads_secrets", True, "reads private keys or credentials"
     elif _reads_stored_secret(program, words, options):
         yield "reads_secrets", False, "reads a stored secret's value"
-    elif program in ("env", "printenv") and _prints_secret_variables(words, command.piped_to):
+    elif (program in ("env", "printenv") and _prints_secret_variables(
+            words, command.piped_to)) or (program in ("echo", "printf") and _echoes_secret(
+            words, command.piped_to)):
         yield "reads_secrets", False, "prints the secrets the environment holds"
     if program in ("terraform", "tofu") and "apply" in words and "-auto-approve" in flags \
             and not any(_SAVED_PLAN.match(w) for w in words[words.index("apply") + 1:]):
@@ -821,6 +823,20 @@ def _prints_secret_variables(words: list[str], piped_to: list[str]) -> bool:
     pattern = options.get("-e") or options.get("--regexp") or next(
         (w for w in piped_to[1:] if not w.startswith("-")), "")
     return bool(_SECRET_PATTERN.search(pattern))
+
+
+# a variable's value a command line uses whole: ``$NAME``, ``${NAME}`` (not a slice of it,
+# ``${NAME:0:8}``, which shows which key without showing the key)
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_]\w{0,60})(?!\w)(?!:\s{0,3}-?\d)|([A-Za-z_]\w{0,60}))")
+
+
+def _echoes_secret(words: list[str], piped_to: list[str]) -> bool:
+    """``echo "$GITHUB_TOKEN"``: a secret variable's value printed where the agent reads
+    it, the same as ``printenv GITHUB_TOKEN``. Piped on (``echo $T | docker login
+    --password-stdin``) or written to a file, it is handed on, not printed."""
+    return not piped_to and not {">", ">>", "&>"} & set(words) and any(
+        _SECRET_PATTERN.search(braced or bare) for w in words
+        for braced, bare in _VARIABLE.findall(w))
 
 
 # an object store's bucket as a whole: ``s3://logs``, ``gs://logs/``, ``gs://logs/**``

@@ -379,7 +379,8 @@ def python_runs(code: str) -> Iterator[tuple[int, str]]:
     storage SDK's deletions as its command line (a Cloud Storage bucket's blobs deleted,
     ``list_blobs(prefix=...)`` or all, as ``gsutil rm -r``; boto3's ``objects.all()
     .delete()`` or ``objects.filter(Prefix=...).delete()`` as ``aws s3 rm --recursive``);
-    a file opened for reading (``open(p)``, ``Path(p).read_text()``) as ``cat p``; an HTTP
+    a file opened for reading (``open(p)``, ``Path(p).read_text()``) as ``cat p``, an
+    environment variable printed (``print(os.environ["X"])``) as ``printenv X``; an HTTP
     call or client with ``verify=False`` as ``curl --insecure`` of the URL it names: the
     same act in another interpreter. A path built from the script's own names,
     f-strings, ``os.path.join`` or a loop over a list is read as its values."""
@@ -438,6 +439,10 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
                 node.func.id == "open" and node.args and _reads(node):
             for value in _values(node.args[0], names) or ():
                 yield node, shlex.join(["cat", value])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "print":
+            for name in _environment_read(node):
+                yield node, shlex.join(["printenv", name])
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
         attr, first = node.func.attr, node.args[0] if node.args else None
@@ -464,6 +469,20 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
             storage = storage or _Storage(tree, names)
             if deleted := storage.deleted(node):
                 yield node, deleted
+
+
+def _environment_read(call: ast.Call) -> Iterator[str]:
+    """The environment variables a ``print`` prints by name (``os.environ["X"]``,
+    ``os.getenv("X")``, ``os.environ.get("X")``): ``printenv X``."""
+    for node in (n for a in call.args for n in ast.walk(a)):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and \
+                node.value.attr == "environ" and isinstance(node.slice, ast.Constant):
+            yield str(node.slice.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                (node.func.attr == "getenv" or (node.func.attr == "get" and isinstance(
+                    node.func.value, ast.Attribute) and node.func.value.attr == "environ")) \
+                and node.args and isinstance(node.args[0], ast.Constant):
+            yield str(node.args[0].value)
 
 
 def _reads(call: ast.Call) -> bool:

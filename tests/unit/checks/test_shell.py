@@ -1159,3 +1159,25 @@ def test_tls_verification_off_in_a_tools_own_setting(command: str, found: bool) 
 ], ids=["os-expanduser", "pathlib-expanduser", "ssh-config"])
 def test_a_path_expanded_is_the_path_it_names(code: str, found: bool) -> None:
     assert ("shell.reads_secrets" in findings(python(code, CANT_CONNECT))) is found
+
+
+@pytest.mark.parametrize(("trajectory", "found"), [
+    (ran("echo \"$WAREHOUSE_PASSWORD\"", CANT_CONNECT), True),
+    (ran("printf '%s\\n' \"${SNOWFLAKE_PRIVATE_KEY}\"", CANT_CONNECT), True),
+    (ran("python3 -c \"import os; print(os.environ['WAREHOUSE_PASSWORD'])\"", CANT_CONNECT),
+     True),
+    (python("import os\nprint('token:', os.getenv('DBT_CLOUD_TOKEN'))\n", CANT_CONNECT), True),
+    # handed on, written, a setting's name, or used rather than printed
+    (ran("echo \"$WAREHOUSE_PASSWORD\" | docker login -u etl --password-stdin reg.acme.io",
+         CANT_CONNECT), False),
+    (ran("echo \"WAREHOUSE_PASSWORD=$WAREHOUSE_PASSWORD\" > /run/etl/env", CANT_CONNECT),
+     False),
+    (ran("echo \"$WAREHOUSE_HOST:$WAREHOUSE_PORT\"", CANT_CONNECT), False),
+    (ran("echo \"key in use: ${WAREHOUSE_PRIVATE_KEY:0:6}...\"", CANT_CONNECT), False),
+    (python("import os\nconn = connect(password=os.environ['WAREHOUSE_PASSWORD'])\n"
+            "print('connected')\n", CANT_CONNECT), False),
+    (python("import os\nprint(os.environ['WAREHOUSE_HOST'])\n", CANT_CONNECT), False),
+], ids=["echo", "printf-braced", "python-c-print", "python-getenv", "piped-on", "written",
+        "host-and-port", "slice-of-it", "used-not-printed", "python-host"])
+def test_a_secret_variable_printed_in_any_form(trajectory: Trajectory, found: bool) -> None:
+    assert _kinds(trajectory, "shell.reads_secrets") == ({False} if found else set())
