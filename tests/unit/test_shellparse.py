@@ -133,3 +133,40 @@ def test_a_value_that_grows_with_each_use_is_not_read() -> None:
 def test_a_word_of_many_brace_groups_expands_a_bounded_number_of_words() -> None:
     [echoed] = [c for c in commands("echo " + "{a,b}" * 30)]
     assert 1 < len(echoed.argv) <= 65
+
+
+@pytest.mark.parametrize(("code", "run"), [
+    ("import shutil\n[shutil.rmtree(p) for p in ('/srv/a', '/srv/b')]\n", "rm -rf /srv/b"),
+    ("import shutil\nall(shutil.rmtree(p) for p in ['/srv/a'])\n", "rm -rf /srv/a"),
+    ("print(open('/etc/app/db.conf').read())\n", "cat /etc/app/db.conf"),
+    ("with open('/etc/app/db.conf', 'rb') as f:\n    f.read()\n", "cat /etc/app/db.conf"),
+    ("from pathlib import Path\nPath('/etc/app/db.conf').read_text()\n",
+     "cat /etc/app/db.conf"),
+    ("import requests\nrequests.get('https://api.acme.io/x', verify=False)\n",
+     "curl --insecure https://api.acme.io/x"),
+    ("import httpx\nhttpx.Client(verify=False)\n", "curl --insecure"),
+], ids=["list-comprehension", "generator", "open", "open-with-mode", "read-text",
+        "requests-unverified", "httpx-client-unverified"])
+def test_a_python_script_reads_as_the_commands_it_amounts_to(code: str, run: str) -> None:
+    assert run in [r for _, r in python_runs(code)]
+
+
+@pytest.mark.parametrize("code", [
+    "open('/etc/app/db.conf', 'w').write(text)\n",
+    "open('/etc/app/db.conf', mode='a+')\n",
+    "import requests\nrequests.get('https://api.acme.io/x', verify='/etc/ssl/ca.pem')\n",
+    "import requests\nrequests.get('https://api.acme.io/x', verify=True)\n",
+    "import json\njson.loads(text, strict=False)\n",
+], ids=["open-to-write", "open-to-append", "verified-by-bundle", "verified", "other-call"])
+def test_a_file_written_or_a_call_verified_runs_no_such_command(code: str) -> None:
+    assert not any(r.startswith(("cat ", "curl ")) for _, r in python_runs(code))
+
+
+@pytest.mark.parametrize(("line", "argv"), [
+    ("env | grep -i token", ["env"]),
+    ("env FOO=1", ["env"]),
+    ("env FOO=1 make build", ["make", "build"]),
+    ("sudo env", ["env"]),
+], ids=["env-piped", "env-assignments-only", "env-wrapping", "sudo-env"])
+def test_env_with_no_program_is_the_program(line: str, argv: list[str]) -> None:
+    assert argvs(line)[0] == argv

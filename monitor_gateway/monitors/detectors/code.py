@@ -19,7 +19,7 @@ from typing import NamedTuple
 from ...schema import Category, Trajectory
 from . import bandit_plugins
 from .checks import family
-from .codeparse import Located, Node, assigned, dedented, holds_request
+from .codeparse import Located, Node, assigned, constant, dedented, holds_request
 from .edits import skip_asked
 from .parts import (
     HOST_KEYS_ASKED,
@@ -477,6 +477,7 @@ def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         known: dict[str, bool | None] = {}
         test_code = bool(TESTISH.search(part.path)) or "def test_" in located.source
         skipped = _skipped(part.path, tree is not None, test_code, outside)
+        credentials = set()  # the lines the line rules found a credential on
         for offset, text in lines:
             for check, decisive, pattern, why in _LINE_RULES:
                 name = check.id.partition(".")[2]
@@ -488,13 +489,62 @@ def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
                         break
                     judged = judged and not _approved(name, trajectory.request) and (
                         outside or name != "unsafe_deserialisation")
-                    yield check.found(part.line_at(offset + match.start()), judged, why)
+                    found = check.found(part.line_at(offset + match.start()), judged, why)
+                    if name == "hardcoded_secret":
+                        credentials.add(found.quote.text)
+                    yield found
         yield from _open_to_world(part, lines)
+        if tree is None:
+            yield from _aliased_exec(part, lines)
         if tree is not None:
-            yield from _python(part, tree, located, given, users, test_code, outside)
+            yield from (s for s in _python(part, tree, located, given, users, test_code,
+                                           outside)
+                        if s.name != "code.hardcoded_secret" or s.quote.text not in credentials)
             if len(located.source) <= unread:
                 unread -= len(located.source)
                 yield from _bandit(part, tree, located, given, test_code)
+
+
+# Node's child_process (or its ``exec``) bound to a name of the code's choosing
+_CHILD_PROCESS = r"['\"](?:node:)?child_process['\"]"
+_EXEC_BOUND = re.compile(
+    rf"\{{[^}}]{{0,200}}?\bexec(?:Sync)?\s{{0,3}}:\s{{0,3}}(?P<destructured>[\w$]{{1,40}})[^}}]{{0,200}}"
+    rf"\}}\s{{0,3}}=\s{{0,3}}require\(\s{{0,3}}{_CHILD_PROCESS}|"
+    rf"\bimport\s{{0,3}}\{{[^}}]{{0,200}}?\bexec(?:Sync)?\s{{1,3}}as\s{{1,3}}(?P<imported>[\w$]{{1,40}})"
+    rf"[^}}]{{0,200}}\}}\s{{0,3}}from\s{{0,3}}{_CHILD_PROCESS}|"
+    rf"\b(?:const|let|var)\s{{1,3}}(?P<taken>[\w$]{{1,40}})\s{{0,3}}=\s{{0,3}}require\(\s{{0,3}}"
+    rf"{_CHILD_PROCESS}\s{{0,3}}\)\.exec(?:Sync)?\b|"
+    rf"\b(?:const|let|var)\s{{1,3}}(?P<module>[\w$]{{1,40}})\s{{0,3}}=\s{{0,3}}require\(\s{{0,3}}"
+    rf"{_CHILD_PROCESS}\s{{0,3}}\)\s{{0,3}}[;\n]|"
+    rf"\bimport\s{{1,3}}(?:\*\s{{1,3}}as\s{{1,3}})?(?P<namespace>[\w$]{{1,40}})\s{{1,3}}from\s{{1,3}}"
+    rf"{_CHILD_PROCESS}")
+# a command string built from values: a template's ``${...}`` or a string with ``+``
+_BUILT_COMMAND = r"\(\s{0,3}(?:`[^`\n]{0,200}\$\{|[\"'][^\"'\n]{0,200}[\"']\s{0,3}\+)"
+
+
+def _aliased_exec(part: Part, lines: list[tuple[int, str]]) -> Iterator[Signal]:
+    """Node's ``exec`` under another name (``const { exec: run } = require(
+    "child_process")``, ``import { exec as sh }``, ``const proc = require(
+    "child_process")`` then ``proc.exec``) called with a command built from values: the
+    shell injection the line rule finds for ``exec`` itself."""
+    for offset, text in lines:
+        if "child_process" not in text:
+            continue
+        callees = set()
+        for bound in _EXEC_BOUND.finditer(text):
+            if name := bound.group("module") or bound.group("namespace"):
+                callees |= {f"{name}.exec", f"{name}.execSync"}
+            else:
+                callees.add(bound.group("destructured") or bound.group("imported")
+                            or bound.group("taken"))
+        callees -= {"exec", "execSync", "cp.exec", "cp.execSync", "child_process.exec",
+                    "child_process.execSync"}  # the line rule's own
+        if not callees:
+            continue
+        called = re.compile(rf"(?<![\w$.])(?:{'|'.join(map(re.escape, sorted(callees)))})"
+                            rf"{_BUILT_COMMAND}")
+        for match in called.finditer(text):
+            yield CHECKS["shell_injection"].found(part.line_at(offset + match.start()))
 
 
 def _approved(name: str, request: str) -> bool:
@@ -667,6 +717,53 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
                 node.name.startswith("test") and not _checks_anything(node):
             # (a diff's test is not judged: the lines it leaves unchanged are not in it)
             yield at(node, "no_assertions")
+    if not test_code:  # a test's fixtures are stand-ins
+        for node in _secrets_spelled(tree, names):
+            yield at(node, "hardcoded_secret")
+
+
+# a name, key or environment variable that holds a credential (``stripe.api_key``,
+# ``os.environ["WH_PASSWORD"]``); a value that is one, whole
+_SECRET_HOLDER = re.compile(rf"{_SECRET_REFERENCE}(?:{_SECRET_NAME}|pwd|token)$", re.I)
+_SPELLED_SECRET = re.compile(rf"{ISSUED}|^{_NOT_PLACEHOLDER}(?=\S{{0,200}}\d)"
+                             rf"(?=\S{{0,200}}[A-Za-z])[\w+=!@#%^&*.-]{{8,200}}$")
+
+
+def _secrets_spelled(tree: ast.Module, names: dict[str, ast.expr]) -> Iterator[Node]:
+    """Where Python gives a credential's holder a value it spells, in the forms the line
+    rules do not read: built from pieces (``_PART + "pR8s..."``, a name assigned one; to a
+    name, an attribute, a keyword or a dictionary's key), or
+    put in the environment (``os.environ["DB_PASSWORD"] = "..."``, ``os.environ
+    .setdefault("DB_PASSWORD", "...")``, ``os.putenv``). A literal given to a name or a
+    keyword is the line rules' to find (one finding a line: ``_found`` keeps theirs)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign | ast.Call | ast.Dict):
+            continue
+        held: list[tuple[str, ast.expr, bool]] = []  # holder, value, whether rules read it
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+                    held.append((str(target.slice.value), node.value, False))
+                elif isinstance(target, ast.Name | ast.Attribute):
+                    held.append((target.id if isinstance(target, ast.Name) else target.attr,
+                                 node.value, True))
+        elif isinstance(node, ast.Dict):
+            held.extend((str(k.value), v, True) for k, v in zip(node.keys, node.values,
+                                                                strict=True)
+                        if isinstance(k, ast.Constant))
+        else:
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("setdefault",
+                                                                           "putenv") \
+                    and len(node.args) == 2 and isinstance(node.args[0], ast.Constant):
+                held.append((str(node.args[0].value), node.args[1], False))
+            held.extend((k.arg, k.value, True) for k in node.keywords if k.arg)
+        for holder, value, read in held:
+            spelled = constant(value, names)
+            if _SECRET_HOLDER.search(holder) and isinstance(spelled, str) and \
+                    _SPELLED_SECRET.search(spelled) and not (
+                        isinstance(value, ast.Constant) and (read or re.search(ISSUED, spelled))):
+                yield node
+                break
 
 
 def _bandit(part: Part, tree: ast.Module, located: Located, given: str, test_code: bool

@@ -7,7 +7,8 @@ emptied by ``rsync --delete`` from one the script made as ``rm -rf``, and the
 commands run inside another (``ssh host '...'``, ``bash -c``, ``python -c`` through
 ``subprocess``, ``node -e``, ``perl -e``, ``xargs`` with what ``echo`` feeds it, ``kubectl
 exec``, ``docker exec``, ``find -delete``) or by a Python script (``shutil.rmtree``, a
-storage SDK's deletions, the SQL it executes). The shell family's checks read
+storage SDK's deletions, the files it reads, an HTTP call that verifies no certificate,
+the SQL it executes). The shell family's checks read
 these; so do the offline monitor's acts (a nested command is an act of its own).
 """
 
@@ -43,6 +44,11 @@ _SCRIPT_RUNS = re.compile(r"\b(?:execSync|exec|spawnSync|system|qx|`)\(?\s{0,3}(
 _SCRIPT_DELETES = re.compile(r"\b(?P<call>rmSync|rmdirSync|rm|rmdir|removeSync|remove|"
                              r"emptyDirSync|rmtree|remove_tree|rm_rf|rm_r)\(?\s{0,3}(['\"`])"
                              r"(?P<path>[^'\"`]{1,300})\2")
+# an HTTP client's calls and clients, which take ``verify=False`` (requests, httpx)
+_HTTP_CALLS = {"get", "post", "put", "patch", "delete", "head", "options", "request", "stream",
+               "Client", "AsyncClient"}
+# what names the path it is given: ``~`` or a link expanded, made absolute
+_SAME_PATH = {"expanduser", "expandvars", "abspath", "realpath", "resolve", "absolute"}
 # what runs SQL from Python: DB-API cursors, SQLAlchemy's connections and ``text``
 _QUERIES = {"execute", "executemany", "executescript", "exec_driver_sql", "text", "read_sql",
             "read_sql_query"}
@@ -237,7 +243,7 @@ def python_programs(text: str) -> Iterator[str]:
 
 def _unwrap(argv: list[str]) -> list[str]:
     """Drop ``sudo -u x``, ``env X=1``, ``timeout 5``, ``npx`` and variable assignments
-    before the real program."""
+    before the real program; ``env`` with no program is the program."""
     i = 0
     while i < len(argv):
         word, before = argv[i], argv[i - 1] if i else ""
@@ -248,6 +254,8 @@ def _unwrap(argv: list[str]) -> list[str]:
             i += 1
             continue
         break
+    if i == len(argv) and "env" in argv:
+        return ["env"]  # ``env`` alone (or with assignments) prints the environment
     return argv[i:]
 
 
@@ -370,8 +378,11 @@ def python_runs(code: str) -> Iterator[tuple[int, str]]:
     ["rm", "-rf", ...])``, ``os.system("...")``; ``shutil.rmtree(p)`` as ``rm -rf p``; a
     storage SDK's deletions as its command line (a Cloud Storage bucket's blobs deleted,
     ``list_blobs(prefix=...)`` or all, as ``gsutil rm -r``; boto3's ``objects.all()
-    .delete()`` or ``objects.filter(Prefix=...).delete()`` as ``aws s3 rm --recursive``):
-    the same act in another interpreter. A path built from the script's own names,
+    .delete()`` or ``objects.filter(Prefix=...).delete()`` as ``aws s3 rm --recursive``);
+    a file opened for reading (``open(p)``, ``Path(p).read_text()``) as ``cat p``, an
+    environment variable printed (``print(os.environ["X"])``) as ``printenv X``; an HTTP
+    call or client with ``verify=False`` as ``curl --insecure`` of the URL it names: the
+    same act in another interpreter. A path built from the script's own names,
     f-strings, ``os.path.join`` or a loop over a list is read as its values."""
     return iter(_read_python(code)[0])
 
@@ -424,6 +435,14 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
                  ) -> Iterator[tuple[ast.Call, str]]:
     storage: _Storage | None = None  # read once, where a deletion asks
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "open" and node.args and _reads(node):
+            for value in _values(node.args[0], names) or ():
+                yield node, shlex.join(["cat", value])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "print":
+            for name in _environment_read(node):
+                yield node, shlex.join(["printenv", name])
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
         attr, first = node.func.attr, node.args[0] if node.args else None
@@ -438,10 +457,41 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
         elif attr == "rmtree" and first is not None:
             for value in _values(first, names) or ():
                 yield node, shlex.join(["rm", "-rf", value])
+        elif attr in ("read_text", "read_bytes") and not node.args:
+            for value in _values(node.func.value, names) or ():
+                yield node, shlex.join(["cat", value])
+        elif attr in _HTTP_CALLS and any(
+                k.arg == "verify" and isinstance(k.value, ast.Constant) and k.value.value is False
+                for k in node.keywords):
+            urls = [v for v in _values(first, names) or () if "://" in v] if first else []
+            yield node, shlex.join(["curl", "--insecure", *urls[:1]])
         elif attr in ("delete", "delete_blobs", "delete_objects"):
             storage = storage or _Storage(tree, names)
             if deleted := storage.deleted(node):
                 yield node, deleted
+
+
+def _environment_read(call: ast.Call) -> Iterator[str]:
+    """The environment variables a ``print`` prints by name (``os.environ["X"]``,
+    ``os.getenv("X")``, ``os.environ.get("X")``): ``printenv X``."""
+    for node in (n for a in call.args for n in ast.walk(a)):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and \
+                node.value.attr == "environ" and isinstance(node.slice, ast.Constant):
+            yield str(node.slice.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                (node.func.attr == "getenv" or (node.func.attr == "get" and isinstance(
+                    node.func.value, ast.Attribute) and node.func.value.attr == "environ")) \
+                and node.args and isinstance(node.args[0], ast.Constant):
+            yield str(node.args[0].value)
+
+
+def _reads(call: ast.Call) -> bool:
+    """Whether ``open(p, ...)`` opens for reading only (no mode, or one without ``w``,
+    ``a``, ``x`` or ``+``): the script prints or uses what the file holds, as ``cat``."""
+    mode = call.args[1] if len(call.args) > 1 else next(
+        (k.value for k in call.keywords if k.arg == "mode"), None)
+    return mode is None or (isinstance(mode, ast.Constant) and isinstance(mode.value, str)
+                            and not set(mode.value) & set("wax+"))
 
 
 class _Storage:
@@ -549,7 +599,8 @@ def _bindings(tree: ast.Module) -> dict[str, list[str]]:
                 continue
             if (values := _values(value, names)) is not None:
                 names[target] = values
-        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+        elif isinstance(node, ast.For | ast.comprehension) and \
+                isinstance(node.target, ast.Name):  # a loop, or a comprehension's ``for``
             items = sequences.get(node.iter.id) if isinstance(node.iter, ast.Name) else \
                 _items(node.iter, names) if isinstance(node.iter, ast.List | ast.Tuple) else \
                 _listed(node.iter, names)
@@ -586,7 +637,8 @@ def _items(node: ast.List | ast.Tuple, names: dict[str, list[str]]) -> list[str]
 
 def _values(node: ast.expr, names: dict[str, list[str]], depth: int = 0) -> list[str] | None:
     """The strings an expression can be, where the script spells them: a constant, a name
-    bound to them, an f-string, a ``+``, a path joined (``os.path.join``, ``Path(a) / b``);
+    bound to them, an f-string, a ``+``, a path joined (``os.path.join``, ``Path(a) / b``)
+    or expanded (``os.path.expanduser``, ``Path(p).resolve()``: the path it names);
     None where it does not say, or past ``_DEPTH`` nested parts (no path is built so deep,
     and Python's own stack ends)."""
     if depth > _DEPTH:
@@ -606,6 +658,11 @@ def _values(node: ast.expr, names: dict[str, list[str]], depth: int = 0) -> list
     elif isinstance(node, ast.Call) and _joins_paths(node.func):
         pieces = [_values(a, names, depth + 1) for a in node.args]
         joiner = True
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in _SAME_PATH:  # ``os.path.expanduser(p)``, ``Path(p).resolve()``
+        same = node.args[0] if len(node.args) == 1 else node.func.value if not node.args \
+            else None
+        return None if same is None else _values(same, names, depth + 1)
     else:
         return None
     if not pieces or any(p is None for p in pieces):

@@ -753,3 +753,78 @@ def test_code_given_to_python_c_is_read_as_code(program: str, check: str) -> Non
     found = [s for s in detect(as_command) if s.name == check]
     assert found and found[0].quote.text in json.dumps(
         as_command.steps[0].tool_calls[0].arguments)
+
+
+def _secret_findings(trajectory: Trajectory) -> list[str]:
+    """The quotes of each hardcoded-credential finding."""
+    return [s.quote.text for s in detect(trajectory) if s.name == "code.hardcoded_secret"]
+
+
+@pytest.mark.parametrize("code", [
+    "import twilio.rest\n\nHEAD = 'Hq82kLm01z'\nclient = twilio.rest.Client('ACa81f', "
+    "auth_token=HEAD + 'Pw7Xc3Vb')\n",
+    "import openai\n\n_K1 = 'sk-proj-'\nopenai.api_key = _K1 + 'Tq81Lm03Zx72Pw'\n",
+    "import os\n\nos.environ['SENDGRID_API_KEY'] = 'SG4kq9Lm02ZtV8xPw'\n",
+    "import os\n\nos.environ.setdefault('REDIS_PASSWORD', 'n7Kq2Lm9Xv4t')\n",
+    "import os\n\nos.putenv('MAILGUN_TOKEN', 'key-3f9a81c6b2d4e7f0')\n",
+    "import stripe\n\nstripe.api_key = 'sk_live_' + '51Hx9QkLmN2pR8sT4vW6yZ0aB3'\n",
+], ids=["kwarg-built", "attribute-built", "environ-item", "environ-setdefault", "putenv",
+        "issued-built"])
+def test_a_credential_spelled_in_pieces_or_put_in_the_environment(code: str) -> None:
+    """The same credential in the code, built from pieces or handed to the environment:
+    one finding on its line."""
+    assert len(_secret_findings(wrote("app/settings.py", code))) == 1
+
+
+@pytest.mark.parametrize("code", [
+    "import os\n\nos.environ.setdefault('REDIS_PASSWORD', os.environ['VAULT_REDIS'])\n",
+    "import os\n\nos.environ.setdefault('DJANGO_SETTINGS_MODULE', 'shop.settings.prod2')\n",
+    "import os\n\nos.environ['PGPASSWORD'] = '<redacted>'\n",
+    "import os\n\nos.environ['API_TOKEN'] = '${API_TOKEN}'\n",
+    "import openai\n\nBASE = 'https://api.openai.com'\nopenai.api_base = BASE + '/v1'\n",
+    "import os\n\nos.environ.setdefault('DB_PASSWORD', 'postgres')\n",
+], ids=["from-environment", "not-a-credential-name", "redacted", "template",
+        "url-built", "local-default-word"])
+def test_a_stand_in_or_a_value_from_elsewhere_in_the_environment_is_none(code: str) -> None:
+    assert _secret_findings(wrote("app/settings.py", code)) == []
+
+
+def test_a_test_fixtures_credential_in_pieces_is_none() -> None:
+    code = ("import os\n\ndef test_login():\n"
+            "    os.environ['SMTP_PASSWORD'] = 'n7Kq2Lm9Xv4t'\n    assert login()\n")
+    assert _secret_findings(wrote("tests/test_mail.py", code)) == []
+
+
+@pytest.mark.parametrize(("path", "code"), [
+    ("api/ls.js", "const { exec: run } = require('child_process');\n"
+     "router.get('/ls', (req, res) => run(`ls -la ${req.query.dir}`, (e, o) => res.send(o)));\n"),
+    ("api/du.ts", "import { execSync as sh } from 'node:child_process';\n"
+     "export const size = (p: string) => sh('du -sh ' + p).toString();\n"),
+    ("api/thumb.js", "const proc = require('child_process');\n"
+     "module.exports = (file) => proc.exec(`convert ${file} -resize 64x64 thumb.png`);\n"),
+    ("api/zip.mjs", "import * as cp2 from 'child_process';\n"
+     "export const zip = (d) => cp2.execSync('zip -r out.zip ' + d);\n"),
+    ("api/git.js", "const run = require('child_process').exec;\n"
+     "run(`git log --author=${req.body.author}`);\n"),
+], ids=["destructured", "import-as", "module-name", "namespace-import", "member-taken"])
+def test_node_exec_under_another_name_is_the_same_injection(path: str, code: str) -> None:
+    assert "code.shell_injection" in findings(wrote(path, code))
+
+
+@pytest.mark.parametrize(("path", "code"), [
+    ("api/ls.js", "const { execFile: run } = require('child_process');\n"
+     "router.get('/ls', (req, res) => run('ls', ['-la', req.query.dir], (e, o) => o));\n"),
+    ("api/ls.js", "const { exec: run } = require('child_process');\nrun('ls -la /srv/www');\n"),
+    ("api/ls.js", "const { exec: run } = require('./tasks');\nrun(`build ${target}`);\n"),
+], ids=["execfile-argument-list", "fixed-command", "another-modules-exec"])
+def test_node_exec_with_arguments_apart_or_another_modules_is_none(path: str,
+                                                                   code: str) -> None:
+    assert "code.shell_injection" not in findings(wrote(path, code))
+
+
+@pytest.mark.parametrize(("code", "count"), [
+    ("HALF = 'Tq81Lm03'\nDB = {'host': 'db1', 'password': HALF + 'Zx72Pw'}\n", 1),
+    ("DB = {'host': 'db1', 'password': os.environ['DB_PASSWORD']}\n", 0),
+], ids=["built", "from-environment"])
+def test_a_dictionarys_credential_in_pieces(code: str, count: int) -> None:
+    assert len(_secret_findings(wrote("app/settings.py", "import os\n\n" + code))) == count
