@@ -133,3 +133,15 @@ def test_a_value_that_grows_with_each_use_is_not_read() -> None:
 def test_a_word_of_many_brace_groups_expands_a_bounded_number_of_words() -> None:
     [echoed] = [c for c in commands("echo " + "{a,b}" * 30)]
     assert 1 < len(echoed.argv) <= 65
+
+
+@pytest.mark.parametrize("body", [
+    '{"text": "db password rotated, new one: x"}',
+    '{"a": 1,"b": 2}',
+], ids=["spaces", "double-quotes"])
+def test_a_quoted_brace_is_one_word_as_written(body: str) -> None:
+    """Bash expands no brace in quotes: a JSON body stays one word (a word holding a space
+    or a double quote was quoted)."""
+    [posted] = commands(f"curl -X POST https://hooks.example.io/x -d '{body}'")
+    assert posted.argv[-1] == body
+

@@ -14,6 +14,7 @@ these; so do the offline monitor's acts (a nested command is an act of its own).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import posixpath
 import re
 import shlex
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from itertools import islice, pairwise, product
 
-from .parts import parse_python
+from .parts import Part, parse_python
 
 _SEPARATORS = {"|", "||", "&&", ";", "&", "|&"}
 _PYTHON = re.compile(r"python(?:\d(?:\.\d{1,2})?)?")
@@ -49,7 +50,9 @@ _QUERIES = {"execute", "executemany", "executescript", "exec_driver_sql", "text"
 # the words of the shell's grammar before a command (``for d in a; do rm -rf $d; done``)
 _KEYWORDS = {"do", "then", "else", "elif", "if", "while", "until", "!", "{"}
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w{0,60}=")
-_BRACES = re.compile(r"(?<!\$)\{([^{}$]*,[^{}$]*)\}")
+# a brace group: no whitespace nor a double quote in it (a word holding either was quoted,
+# ``-d '{"text": "a, b"}'``, and bash expands no quoted brace)
+_BRACES = re.compile(r"(?<!\$)\{([^{}$\s\"]*,[^{}$\s\"]*)\}")
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w{0,60})\}|([A-Za-z_]\w{0,60}))")
 _EXPANSIONS = 64  # the most words one word expands to (a loop over a loop's values)
 _GROUPS, _PATH = 4, 1024  # the most brace groups expanded in a word, and its longest
@@ -233,6 +236,18 @@ def python_programs(text: str) -> Iterator[str]:
             argv = command.argv
             if _PYTHON.fullmatch(argv[0].rsplit("/", 1)[-1]) and "-c" in argv[1:-1]:
                 yield argv[argv.index("-c") + 1]
+
+
+def python_parts(done: list[Part]) -> Iterator[Part]:
+    """The code each command gives ``python -c``, as a part of code of its own: the same
+    code in another form than a file written and run."""
+    for part in done:
+        if part.kind == "command" and "-c" in part.text:
+            for program in python_programs(part.text[part.lead:]):
+                at = part.text.find(program)  # not found where the shell unquoted it:
+                yield dataclasses.replace(  # then quoted without a place, as escaped text is
+                    part, kind="code", text=program, path=".py", lead=0, tree=None,
+                    base=part.base + max(at, 0), escaped=part.escaped or at < 0)
 
 
 def _unwrap(argv: list[str]) -> list[str]:
