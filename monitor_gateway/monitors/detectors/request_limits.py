@@ -28,6 +28,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 
 from ...schema import Trajectory
 from ..base import Quote
@@ -41,6 +42,7 @@ from .shellparse import (
     logical_lines,
     option_values,
     over_every,
+    python_parts,
     python_runs,
     run_as,
     script,
@@ -296,7 +298,7 @@ def _sent(every: list[Call], done: list[Part]) -> Iterator[Sent]:
                     re.fullmatch(r"#?[a-z0-9][\w-]{0,79}", value):
                 yield Sent(value.lstrip("#").lower(), call.quote(key, value), call.source,
                            words)
-    for part in done:
+    for part in chain(done, python_parts(done)):  # ``python -c`` is code too
         if part.kind == "code" and part.escaped:
             yield from _sent_by_code(part)
         if part.kind != "command" or not part.escaped:
