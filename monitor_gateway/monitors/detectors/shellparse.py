@@ -679,6 +679,10 @@ _SCOPE = frozenset(("repo", "r", "org", "owner", "project", "p", "team", "queue"
                     "a", "x", "method", "h", "header", "state", "status"))
 _OPEN = frozenset(("open", "opened", "active", "unresolved", "new", "pending", "triggered",
                    "firing", "all"))
+# a cap on a listing (``--limit 500``, ``-L 500``): of a page's size or more, a cap that
+# lists every item as a page does; below, the first few chosen
+_CAPS = frozenset(("limit", "l", "max", "max-results", "max-items", "first", "top", "size"))
+_PAGE = 100
 _FILTERS = re.compile(r"\b(?:grep|egrep|awk|sed|head|tail)\b|\bselect\s{0,3}\(", re.I)
 
 
@@ -697,9 +701,11 @@ def each_listed(text: str) -> Iterator[EachListed]:
 def narrows(name: str, value: object) -> bool:
     """Whether a listing's option (or a keyword of an SDK's listing call) selects some of
     the items rather than all of them (see ``_SCOPE``)."""
-    name = name.lstrip("-").lower()
-    if name in ("state", "status"):
-        return str(value).strip("'\"").lower() not in _OPEN
+    name, value = name.lstrip("-").lower(), str(value).strip("'\"").lower()
+    if name in ("state", "status") or value in _OPEN:  # ``-s open``: the open state
+        return value not in _OPEN
+    if name in _CAPS and value.isdigit():
+        return int(value) < _PAGE
     return name not in _SCOPE
 
 
@@ -721,13 +727,16 @@ def lists_every(listing: str) -> bool:
 
 def over_every(text: str, act: re.Pattern[str]) -> int | None:
     """Where a command in a shell text does ``act`` to every item: with a selector of all
-    (``--all``), or in a loop over a listing that lists every item (``for id in $(alerts
-    list --ids); do alerts dismiss $id; done``, ``... | xargs -n1 ... dismiss``). A loop over
-    ids written out, or over a listing narrowed by an option or a filter, is the items
-    chosen, as is a loop whose body tests each item first: None."""
-    for line_at, line in logical_lines(text) if "--all" in text else ():
+    (``--all``, or ``-a`` where ``act`` is its subcommand: ``alerts dismiss -a``), or in a
+    loop over a listing that lists every item (``for id in $(alerts list --ids); do alerts
+    dismiss $id; done``, ``... | xargs -n1 ... dismiss``). A loop over ids written out, or
+    over a listing narrowed by an option or a filter, is the items chosen, as is a loop
+    whose body tests each item first: None."""
+    for line_at, line in logical_lines(text) if "--all" in text or "-a" in text else ():
         for command in commands(line):
-            if "--all" in command.argv and any(act.search(word) for word in command.argv):
+            if ("--all" in command.argv and any(act.search(word) for word in command.argv)) \
+                    or ("-a" in command.argv and any(act.fullmatch(word)
+                                                     for word in command.argv[1:3])):
                 return line_at + max(0, line.find(command.written[0]))
     for loop in each_listed(text):
         if act.search(loop.body) and not _TESTS.search(loop.body) and \
