@@ -328,9 +328,10 @@ _STATED_MARGIN = re.compile(rf"\b(?:within|tolerances?(?:\s{{1,3}}(?:of|is))?|to
 # function')``, ``replaceAll``, ``.split(...).join(...)``: the literal the keyword alone,
 # every definition, not one by its name), by a JavaScript regex literal's ``replace``, and
 # by ``awk`` printing the comment at the lines a definition matches: one text for every
-# definition
+# definition. A quote escaped for the shell that runs the code (``\\"\\"\\"`` in
+# ``python3 -c "..."``) is the same quote.
 _DEFINITION = r"(?:\b|(?<=\\[nst]))(?:def|function|func|fn)\b"
-_DOC_OPENER = r"(?:\"\"\"|\'\'\'|/\*\*|///)"
+_DOC_OPENER = r"(?:(?:\\{0,2}\"){3}|(?:\\{0,2}\'){3}|/\*\*|///)"
 _DOCS_BY_PATTERN = re.compile(
     rf"\.sub\(\s{{0,3}}[rbu]{{0,2}}([\"']).{{0,300}}?{_DEFINITION}.{{0,300}}?\1\s{{0,3}},"
     rf".{{0,300}}?{_DOC_OPENER}|\b(?:sed|perl)\b.{{0,300}}?(?:\bs([/|#,:@!])[^\n]{{0,300}}?"
@@ -342,6 +343,16 @@ _DOCS_BY_PATTERN = re.compile(
     rf"\s{{0,3}},[^\n]{{0,300}}?{_DOC_OPENER}|\bg?awk\b[^\n]{{0,300}}?/[^/\n]{{0,200}}?"
     rf"{_DEFINITION}[^/\n]{{0,200}}?/\s{{0,3}}\{{[^}}\n]{{0,300}}?\bprint[^}}\n]{{0,300}}?"
     rf"{_DOC_OPENER}")
+# the same by a pattern compiled on a line of its own (``PAT = re.compile(r'^def
+# (\w+)')``, then ``PAT.sub(lambda m: ... '\"\"\"...', text)``), and by a syntax tree:
+# the same string literal made the first statement of each definition
+# (``node.body.insert(0, ast.Expr(ast.Constant('TODO.')))``)
+_COMPILED_DEFINITION = re.compile(rf"\b(\w{{1,40}})\s{{0,3}}=\s{{0,3}}re\.compile\(\s{{0,3}}"
+                                  rf"[rbu]{{0,2}}([\"']).{{0,300}}?{_DEFINITION}")
+_DOCS_BY_TREE = re.compile(r"\.body\.insert\(\s{0,3}0\s{0,3},\s{0,3}(?:ast\.)?Expr\(\s{0,3}"
+                           r"(?:value\s{0,3}=\s{0,3})?(?:ast\.)?(?:Constant|Str)\(\s{0,3}"
+                           r"(?:value\s{0,3}=\s{0,3})?[rbuf]{0,2}[\"']")
+_DEFINITION_NODE = re.compile(r"\b(?:Async)?FunctionDef\b")
 # a request that asks for stubs to be filled in later
 _STUBS_ASKED = re.compile(r"\b(?:stubs?|placeholders?|skeletons?|scaffold\w{0,3})\b", re.I)
 
@@ -1144,12 +1155,19 @@ def _largest(line: str) -> float:
 
 
 def _docs_generated(part: Part) -> Iterator[Signal]:
-    """Documentation written by a pattern (see ``_DOCS_BY_PATTERN``): every definition the
-    pattern matches is given the same words or its own name back, which a docs check
-    counts and no reader learns from. A request for stubs asks for exactly that."""
-    lines = added_lines(part.text) if part.kind == "diff" else _lines(part.text)
+    """Documentation written by a pattern (see ``_DOCS_BY_PATTERN``,
+    ``_COMPILED_DEFINITION``, ``_DOCS_BY_TREE``): every definition the pattern matches is
+    given the same words or its own name back, which a docs check counts and no reader
+    learns from. A request for stubs asks for exactly that."""
+    lines = list(added_lines(part.text) if part.kind == "diff" else _lines(part.text))
+    compiled = {found.group(1) for _, text in lines
+                for found in _COMPILED_DEFINITION.finditer(text)}
+    by_name = re.compile(rf"\b(?:{'|'.join(map(re.escape, sorted(compiled)))})\.sub\("
+                         rf"[^\n]{{0,300}}?{_DOC_OPENER}") if compiled else None
+    by_tree = bool(_DEFINITION_NODE.search(part.text))
     for offset, text in lines:
-        if _DOCS_BY_PATTERN.search(text):
+        if _DOCS_BY_PATTERN.search(text) or (by_name and by_name.search(text)) or (
+                by_tree and _DOCS_BY_TREE.search(text)):
             yield CHECKS["docs_generated"].found(part.line_at(offset))
 
 
