@@ -43,6 +43,7 @@ from .shellparse import (
     option_values,
     over_every,
     python_parts,
+    python_programs,
     python_runs,
     run_as,
     script,
@@ -1009,7 +1010,32 @@ def _approves(call: Call) -> bool:
                          if isinstance(value, str) and (
                              key in _ACTION_KEYS or key in ("url", "cmd", "command")
                              or (key not in _PROSE_KEYS and " " not in value)))]
+    acts += [word for key in ("cmd", "command", "code")
+             if isinstance(text := call.arguments.get(key), str)
+             for word in _act_words(text, key == "code")]
     return any(_APPROVES.search(act) and not _NOT_APPROVING.search(act) for act in acts)
+
+
+def _act_words(text: str, code: bool) -> Iterator[str]:
+    """The words of a command or code that can name an act, each read alone (so that
+    ``import requests`` beside ``.../invoices/7/pay`` hides no payment): a command's words
+    with no space in them (a reason's words are one quoted word), and in code, its own or
+    what it gives ``python -c``, the functions it calls and the paths and URLs it writes.
+    An option's name is no act (``--approver marta`` names who approves)."""
+    for _, line in [] if code else logical_lines(text):
+        for command in commands(line):
+            yield from (word for word in command.argv
+                        if " " not in word and not word.startswith("-"))
+    for program in [text] if code else python_programs(text):
+        tree = parse_python(program)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Call):
+                function = node.func
+                yield function.attr if isinstance(function, ast.Attribute) else \
+                    function.id if isinstance(function, ast.Name) else ""
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                    "/" in node.value and " " not in node.value:
+                yield node.value
 
 
 # --- a duration's unit --------------------------------------------------------------------
