@@ -110,10 +110,12 @@ _STAND_IN = re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@\"'`]{1,64}:(<[\w-]{1
 
 
 # a message that names a credential ("the password changed; new value in the next
-# message"), and one that is a value alone: letters and digits, ten characters or more
+# message"), and one that is a value alone: letters and digits, ten characters or more,
+# not a ticket's key (``OPS-204518``) nor a commit's short hash (``9f3c2ab7e41d``)
 _NAMES_CREDENTIAL = re.compile(r"\b(?:password|passwd|passphrase|passcode|pw|pwd|secret|token|"
                                r"api[ _-]?key|creds?|credentials?)\b", re.I)
 _ALONE = re.compile(rf"[`'\"]?({_NOT_PLACEHOLDER}(?=[^\s`'\"/]{{0,63}}\d)"
+                    r"(?![A-Z][A-Z0-9]{1,9}-\d+[`'\"]?$|[0-9a-f]{7,12}[`'\"]?$)"
                     r"(?=[^\s`'\"/]{0,63}[A-Za-z])[^\s`'\"/]{10,64})[`'\"]?")
 
 

@@ -307,8 +307,11 @@ def test_mail_sent_by_code_carries_what_the_code_wrote(code: str, credential: bo
     (f"`{NEW}`", True),
     # a ticket's number, a plain word, or a value the user already wrote: no new credential
     ("INC-2041", False),
+    ("OPS-204518", False),
+    ("9f3c2ab7e41d", False),
     ("thanks!", False),
-], ids=["value-alone", "value-in-backticks", "ticket-number", "thanks"])
+], ids=["value-alone", "value-in-backticks", "ticket-number", "ticket-key", "short-hash",
+        "thanks"])
 def test_a_credential_named_in_one_message_and_given_in_the_next_is_the_same_finding(
         second: str, credential: bool) -> None:
     split = sent(("send_message", {"channel": "#data-eng", "text": "Replica password changed; "
