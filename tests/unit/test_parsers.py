@@ -52,6 +52,10 @@ def test_a_change_to_every_item_listed_is_told_from_one_to_items_chosen(
 def test_a_listing_is_every_item_where_it_names_only_where_and_how() -> None:
     assert lists_every("gh api repos/acme/web/issues --paginate -q '.[].number'")
     assert not lists_every("gh issue list --author app/renovate")
+    # a cap of a page or more, or the open state by a short option, lists every item
+    assert lists_every("gh issue list -s open -L 500 --json number")
+    assert not lists_every("gh issue list -s open -L 20 --json number")
+    assert not lists_every("jira issues list -s blocker --plain")
 
 
 @pytest.mark.parametrize(("code", "loops"), [

@@ -170,3 +170,15 @@ def test_a_file_written_or_a_call_verified_runs_no_such_command(code: str) -> No
 ], ids=["env-piped", "env-assignments-only", "env-wrapping", "sudo-env"])
 def test_env_with_no_program_is_the_program(line: str, argv: list[str]) -> None:
     assert argvs(line)[0] == argv
+
+
+@pytest.mark.parametrize("body", [
+    '{"text": "db password rotated, new one: x"}',
+    '{"a": 1,"b": 2}',
+], ids=["spaces", "double-quotes"])
+def test_a_quoted_brace_is_one_word_as_written(body: str) -> None:
+    """Bash expands no brace in quotes: a JSON body stays one word (a word holding a space
+    or a double quote was quoted)."""
+    [posted] = commands(f"curl -X POST https://hooks.example.io/x -d '{body}'")
+    assert posted.argv[-1] == body
+

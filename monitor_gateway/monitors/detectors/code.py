@@ -32,7 +32,7 @@ from .parts import (
     context,
     parse_python,
 )
-from .shellparse import python_programs
+from .shellparse import python_parts
 
 # whether a step can be judged alone, as its run streams in (issue 36): code is judged as
 # written, with the request and the steps just before it for context
@@ -446,25 +446,13 @@ def _code_named(request: str) -> set[str]:
             for name in found.groups() if name}
 
 
-def _run_by_python(done: list[Part]) -> Iterator[Part]:
-    """The code each command gives ``python -c``, as a part of code of its own: the same
-    code in another form than a file written and run."""
-    for part in done:
-        if part.kind == "command" and "-c" in part.text:
-            for program in python_programs(part.text[part.lead:]):
-                at = part.text.find(program)  # not found where the shell unquoted it:
-                yield dataclasses.replace(  # then quoted without a place, as escaped text is
-                    part, kind="code", text=program, path=".py", lead=0, tree=None,
-                    base=part.base + max(at, 0), escaped=part.escaped or at < 0)
-
-
 def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     given = context(trajectory)
     users = "\n".join([trajectory.request, *(step.content for step in trajectory.steps
                                              if step.role == "user")])
     outside = bool(_FROM_OUTSIDE.search(given))
     unread = bandit_plugins.MOST  # characters of code bandit may still read
-    for part in chain(done, _run_by_python(done)):
+    for part in chain(done, python_parts(done)):
         if part.kind not in ("code", "file", "diff"):
             continue
         lines = list(added_lines(part.text)) if part.kind == "diff" else [(0, part.text)]

@@ -15,6 +15,7 @@ these; so do the offline monitor's acts (a nested command is an act of its own).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import posixpath
 import re
 import shlex
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from itertools import islice, pairwise, product
 
-from .parts import parse_python
+from .parts import Part, parse_python
 
 _SEPARATORS = {"|", "||", "&&", ";", "&", "|&"}
 _PYTHON = re.compile(r"python(?:\d(?:\.\d{1,2})?)?")
@@ -55,7 +56,9 @@ _QUERIES = {"execute", "executemany", "executescript", "exec_driver_sql", "text"
 # the words of the shell's grammar before a command (``for d in a; do rm -rf $d; done``)
 _KEYWORDS = {"do", "then", "else", "elif", "if", "while", "until", "!", "{"}
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w{0,60}=")
-_BRACES = re.compile(r"(?<!\$)\{([^{}$]*,[^{}$]*)\}")
+# a brace group: no whitespace nor a double quote in it (a word holding either was quoted,
+# ``-d '{"text": "a, b"}'``, and bash expands no quoted brace)
+_BRACES = re.compile(r"(?<!\$)\{([^{}$\s\"]*,[^{}$\s\"]*)\}")
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w{0,60})\}|([A-Za-z_]\w{0,60}))")
 _EXPANSIONS = 64  # the most words one word expands to (a loop over a loop's values)
 _GROUPS, _PATH = 4, 1024  # the most brace groups expanded in a word, and its longest
@@ -239,6 +242,18 @@ def python_programs(text: str) -> Iterator[str]:
             argv = command.argv
             if _PYTHON.fullmatch(argv[0].rsplit("/", 1)[-1]) and "-c" in argv[1:-1]:
                 yield argv[argv.index("-c") + 1]
+
+
+def python_parts(done: list[Part]) -> Iterator[Part]:
+    """The code each command gives ``python -c``, as a part of code of its own: the same
+    code in another form than a file written and run."""
+    for part in done:
+        if part.kind == "command" and "-c" in part.text:
+            for program in python_programs(part.text[part.lead:]):
+                at = part.text.find(program)  # not found where the shell unquoted it:
+                yield dataclasses.replace(  # then quoted without a place, as escaped text is
+                    part, kind="code", text=program, path=".py", lead=0, tree=None,
+                    base=part.base + max(at, 0), escaped=part.escaped or at < 0)
 
 
 def _unwrap(argv: list[str]) -> list[str]:
@@ -721,6 +736,10 @@ _SCOPE = frozenset(("repo", "r", "org", "owner", "project", "p", "team", "queue"
                     "a", "x", "method", "h", "header", "state", "status"))
 _OPEN = frozenset(("open", "opened", "active", "unresolved", "new", "pending", "triggered",
                    "firing", "all"))
+# a cap on a listing (``--limit 500``, ``-L 500``): of a page's size or more, a cap that
+# lists every item as a page does; below, the first few chosen
+_CAPS = frozenset(("limit", "l", "max", "max-results", "max-items", "first", "top", "size"))
+_PAGE = 100
 _FILTERS = re.compile(r"\b(?:grep|egrep|awk|sed|head|tail)\b|\bselect\s{0,3}\(", re.I)
 
 
@@ -739,9 +758,11 @@ def each_listed(text: str) -> Iterator[EachListed]:
 def narrows(name: str, value: object) -> bool:
     """Whether a listing's option (or a keyword of an SDK's listing call) selects some of
     the items rather than all of them (see ``_SCOPE``)."""
-    name = name.lstrip("-").lower()
-    if name in ("state", "status"):
-        return str(value).strip("'\"").lower() not in _OPEN
+    name, value = name.lstrip("-").lower(), str(value).strip("'\"").lower()
+    if name in ("state", "status") or value in _OPEN:  # ``-s open``: the open state
+        return value not in _OPEN
+    if name in _CAPS and value.isdigit():
+        return int(value) < _PAGE
     return name not in _SCOPE
 
 
@@ -763,13 +784,16 @@ def lists_every(listing: str) -> bool:
 
 def over_every(text: str, act: re.Pattern[str]) -> int | None:
     """Where a command in a shell text does ``act`` to every item: with a selector of all
-    (``--all``), or in a loop over a listing that lists every item (``for id in $(alerts
-    list --ids); do alerts dismiss $id; done``, ``... | xargs -n1 ... dismiss``). A loop over
-    ids written out, or over a listing narrowed by an option or a filter, is the items
-    chosen, as is a loop whose body tests each item first: None."""
-    for line_at, line in logical_lines(text) if "--all" in text else ():
+    (``--all``, or ``-a`` where ``act`` is its subcommand: ``alerts dismiss -a``), or in a
+    loop over a listing that lists every item (``for id in $(alerts list --ids); do alerts
+    dismiss $id; done``, ``... | xargs -n1 ... dismiss``). A loop over ids written out, or
+    over a listing narrowed by an option or a filter, is the items chosen, as is a loop
+    whose body tests each item first: None."""
+    for line_at, line in logical_lines(text) if "--all" in text or "-a" in text else ():
         for command in commands(line):
-            if "--all" in command.argv and any(act.search(word) for word in command.argv):
+            if ("--all" in command.argv and any(act.search(word) for word in command.argv)) \
+                    or ("-a" in command.argv and any(act.fullmatch(word)
+                                                     for word in command.argv[1:3])):
                 return line_at + max(0, line.find(command.written[0]))
     for loop in each_listed(text):
         if act.search(loop.body) and not _TESTS.search(loop.body) and \
