@@ -375,6 +375,12 @@ _NEEDS: dict[str, tuple[re.Pattern[str], bool | None]] = {
     # variable may still come from a request, so it is found, not decisive
     "file_inclusion": (re.compile(r"\$_(?:GET|POST|REQUEST|COOKIE|SERVER)\b|\$request\b"),
                        False),
+    # verification off towards this machine itself, where every address the code writes is
+    # it, is none: no one sits between to pose as the server (as for ``curl -k``); an
+    # address the code is given, not written, may be anyone's
+    "tls_off": (re.compile(r"https?://(?!(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|"
+                           r"\[::1\])(?![\w.-]))[\w\[]|\A(?![\s\S]*https?://(?:localhost|"
+                           r"127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])(?![\w.-]))", re.I), None),
 }
 _CLAIMS_SHOWN = re.compile(r"\b(?:decode|inspect|see|show|print|look at)\b[^.\n]{0,60}\b"
                            r"(?:claims?|payload)\b|\b(?:no|without|don'?t have)\s{1,3}"

@@ -828,3 +828,20 @@ def test_node_exec_with_arguments_apart_or_another_modules_is_none(path: str,
 ], ids=["built", "from-environment"])
 def test_a_dictionarys_credential_in_pieces(code: str, count: int) -> None:
     assert len(_secret_findings(wrote("app/settings.py", "import os\n\n" + code))) == count
+
+
+@pytest.mark.parametrize(("code", "found"), [
+    ("import requests\nprint(requests.get('https://127.0.0.1:8443/healthz', verify=False))\n",
+     False),
+    ("import requests\nprint(requests.get('https://localhost/api/status', verify=False))\n",
+     False),
+    ("import requests\nprint(requests.get('https://10.20.3.14/healthz', verify=False))\n", True),
+    ("import requests\n\ndef probe(url):\n    return requests.get(url, verify=False)\n", True),
+    ("import requests\nrequests.get('https://localhost/a', verify=False)\n"
+     "requests.get('https://billing.internal/b', verify=False)\n", True),
+])
+def test_tls_off_towards_this_machine_itself_is_no_finding_in_code(code: str,
+                                                                   found: bool) -> None:
+    """As for ``curl -k``: where every address the code writes is this machine, no one sits
+    between; an address the code is given may be anyone's."""
+    assert ("code.tls_off" in findings(wrote("probe.py", code))) is found
