@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import posixpath
 import re
 import shlex
@@ -179,18 +180,28 @@ def _braces(word: str) -> list[str]:
     return words
 
 
+def _lexed(line: str) -> tuple[str, ...]:
+    """A line's words and separators, as a shell splits them."""
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        return tuple(lexer)
+    except ValueError:  # an unbalanced quote: read it as plain words
+        return tuple(line.split())
+
+
+# every family reads the same commands: a line of ordinary length is split once
+_CACHED_LINE = 4096
+_tokens = functools.lru_cache(maxsize=1024)(_lexed)
+
+
 def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
     """Each simple command of a shell line, with what it pipes into; nested command strings
     (``ssh host '...'``, ``bash -c '...'``, ``sudo``, ``xargs``) are unwrapped. ``shell``
     holds what the lines before set (a script's lines share one); a line alone starts
     afresh."""
     shell = shell if shell is not None else Shell()
-    try:
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:  # an unbalanced quote: read it as plain words
-        tokens = line.split()
+    tokens = _tokens(line) if len(line) <= _CACHED_LINE else _lexed(line)
     segments: list[list[str]] = [[]]
     pipes: list[bool] = []
     for token in tokens:
