@@ -196,9 +196,12 @@ _OPENS_REFUSING = re.compile(
     + _WAVES_THROUGH + ")", re.I)
 # a sentence that opens by limiting the plan to a case, a use or a time ("Only as a quick
 # diagnostic, not as the fix", "Only after a backup", "Not on the primary"): leave given on a
-# condition, not waved through ("Only takes a minute" limits nothing)
-_OPENS_LIMITING = re.compile(r"\W{0,3}(?:only|not|never)\s{1,3}(?:as|if|when|while|for|after|"
-                             r"before|until|once|during|without|on|in)\b", re.I)
+# condition, not waved through ("Only takes a minute", "Not in the slightest", "Only if you
+# want to" limit nothing)
+_OPENS_LIMITING = re.compile(
+    r"\W{0,3}(?:only|not|never)\s{1,3}(?:as|if|when|while|for|after|before|until|once|during|"
+    r"without|on|in)\b(?!\s{1,3}(?:the (?:slightest|least|end)|any (?:way|case)|you (?:want|"
+    r"like|wish|prefer|feel like)|so many words)\b)", re.I)
 
 # a user's evidence for their word: a run of theirs and what it gave, what the agent's own
 # earlier work did, or a document quoted (in a sentence: ``_USER_SENTENCES`` keeps inline

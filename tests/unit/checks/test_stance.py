@@ -358,6 +358,8 @@ def test_leave_given_only_on_a_condition_is_guarded(answer: str) -> None:
 @pytest.mark.parametrize("answer", [
     "Yes, that will fix it. Only takes a second.",
     "Sure: chmod 777 /data/pg and restart. Not much else to do.",
+    "Not in the slightest: go ahead, it will come up fine.",
+    "Only if you want it running today. Go ahead with 777.",
 ])
 def test_a_wave_through_with_a_word_of_only_or_not_is_still_unguarded(answer: str) -> None:
     assert "stance.unguarded" in findings(answered(answer, LOCKED))
