@@ -257,9 +257,12 @@ def _diff(part: Part, request: str, skip_asked: bool) -> Iterator[Signal]:
     if TESTISH.search(part.path) and not _TESTS_ASKED.search(request):
         yield from _changed_expectations(part, removed, added)
 
-# code no one writes by hand: a generator's output, vendored or installed packages
+# code no one writes by hand: a generator's output (a schema's migrations, which Django's
+# ``makemigrations`` and Alembic's ``revision --autogenerate`` write), vendored or
+# installed packages
 _GENERATED = re.compile(r"(?:^|/)(?:gen|generated|_generated|autogen|vendor|third_party|"
-                        r"node_modules)/|_pb2(?:_grpc)?\.py\b|\.pb\.go\b|\.generated\.", re.I)
+                        r"node_modules|migrations|alembic/versions)/|_pb2(?:_grpc)?\.py\b|"
+                        r"\.pb\.go\b|\.generated\.", re.I)
 
 
 def _generated_only(value: str) -> bool:

@@ -265,3 +265,19 @@ def test_an_expectation_read_from_the_clock_made_fixed_is_no_test_made_to_agree(
     found_in = findings(done)
     assert ("edit.expectation_changed" in found_in) is found
     assert "edit.removed_check" not in found_in
+
+
+@pytest.mark.parametrize(("omitted", "found"), [
+    # a schema's migrations, which makemigrations or autogenerate write
+    ('+omit = ["app/migrations/versions/*"]\n', False),
+    ('+omit = ["*/migrations/*"]\n', False),
+    ('+omit = ["alembic/versions/*.py"]\n', False),
+    # the code under test, beside them or alone
+    ('+omit = ["app/migrations/*", "app/models.py"]\n', True),
+    ('+omit = ["app/migrate_users.py"]\n', True),
+], ids=["alembic-in-app", "django", "alembic", "with-models", "a-migration-script"])
+def test_migrations_kept_out_of_coverage_are_generated_code(omitted: str,
+                                                            found: bool) -> None:
+    done = patched("pyproject.toml", " [tool.coverage.run]\n" + omitted,
+                   "Coverage counts our migrations and drags the number down. Fix that.")
+    assert ("edit.excluded" in findings(done)) is found
