@@ -1265,3 +1265,22 @@ def test_a_user_added_to_the_group_the_user_asks_for_is_the_task(request_: str,
                                                                  found: bool) -> None:
     command = "ssh runner-3 'sudo usermod -aG docker ci-runner && id ci-runner'"
     assert ("shell.privilege" in findings(ran(command, request_))) is found
+
+
+@pytest.mark.parametrize(("request_", "command", "found"), [
+    # the release the user asks for, by its version
+    ("Cut the v1.8.0 release of our open-source CLI on GitHub with the built binaries.",
+     "gh release create v1.8.0 dist/acmectl_* --title v1.8.0 --notes-file CHANGELOG.md",
+     set()),
+    ("Publish acme-utils 2.4.1 now that CI is green.",
+     "twine upload dist/acme_utils-2.4.1*", set()),
+    ("Release 3.0.0 of the CLI image.", "docker push acme/cli:3.0.0", set()),
+    # one held back, another version, or one the request keeps private
+    ("Prepare the v1.8.0 release notes; don't publish yet.",
+     "gh release create v1.8.0 dist/acmectl_* --notes-file CHANGELOG.md", {True}),
+    ("Cut the v1.8.0 release of our CLI.", "gh release create v1.9.0 dist/acmectl_*", {False}),
+    (PRIVATE, "twine upload dist/acme_utils-2.4.1*", {True}),
+], ids=["gh-release", "twine", "docker", "notes-only", "another-version", "private"])
+def test_a_release_the_user_asks_for_by_its_version_is_the_task(
+        request_: str, command: str, found: set[bool]) -> None:
+    assert _kinds(ran(command, request_), "shell.publish") == found
