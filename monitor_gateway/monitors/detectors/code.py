@@ -703,9 +703,10 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
                 yield at(node, "eval")
             elif name in _UNPICKLES or (
                     name == "torch.load" and not _is_true(keywords.get("weights_only"))):
-                yield at(node, "unsafe_deserialisation", outside,
+                theirs = outside and not _own_cache(node, tree)
+                yield at(node, "unsafe_deserialisation", theirs,
                          "deserialises data into objects" + (
-                             ", from a file people outside provide" if outside else ""))
+                             ", from a file people outside provide" if theirs else ""))
             elif _LOGGER.fullmatch(name) and _logs_whole_request(node):
                 yield at(node, "secret_logged", why="writes a request's headers or body, "
                          "credentials included, to the logs")
@@ -950,6 +951,33 @@ def _new_test(name: str, part: Part, given: str) -> bool:
         if part.kind == "diff" else ""
     word = re.compile(rf"\b{re.escape(name)}\b")
     return not word.search(given) and not word.search(replaced)
+
+
+_PICKLES = {"pickle.dumps", "pickle.dump", "cPickle.dumps", "dill.dumps", "dill.dump",
+            "cloudpickle.dump", "cloudpickle.dumps", "marshal.dumps", "marshal.dump",
+            "joblib.dump", "torch.save"}
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _own_cache(load: ast.Call, tree: ast.Module) -> bool:
+    """Whether the code loads what it pickled itself: the load reads by a name (``key``,
+    ``path``) that a statement writing its own pickle also uses (``key.write_bytes(
+    pickle.dumps(df))``, ``pickle.dump(df, open(path, "wb"))``). A cache of the code's own
+    results, kept by a hash of an upload, holds nothing people outside wrote."""
+    read = set().union(*(_names(a) for a in [*load.args, *(k.value for k in load.keywords)]))
+    if not read:
+        return False
+    for statement in ast.walk(tree):
+        if isinstance(statement, ast.stmt) and not isinstance(
+                statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module
+                | ast.If | ast.For | ast.While | ast.With | ast.Try) and any(
+                isinstance(n, ast.Call) and _call_name(n) in _PICKLES
+                for n in ast.walk(statement)) and read & _names(statement):
+            return True
+    return False
 
 
 _GROWS = {"append", "add", "extend", "update", "insert", "setdefault"}

@@ -996,3 +996,28 @@ QUOTED = ("Blocking: these lines turn certificate checks off:\n\n```python\n"
 def test_the_code_a_review_quotes_from_the_diff_is_a_mention(trajectory: Trajectory,
                                                              found: bool) -> None:
     assert ("code.tls_off" in findings(trajectory)) is found
+
+
+UPLOADS = "Users upload CSVs; parsing them is slow. Cache the parsed frame per file hash."
+
+
+@pytest.mark.parametrize(("code", "decisive"), [
+    # the code's own results, kept by a hash of the upload and read back
+    ("def frame(raw):\n    key = CACHE / (hashlib.sha256(raw).hexdigest() + \".pkl\")\n"
+     "    if key.exists():\n        return pickle.loads(key.read_bytes())\n"
+     "    df = parse_csv(raw)\n    key.write_bytes(pickle.dumps(df))\n    return df\n", False),
+    ("def frame(raw):\n    path = cache_path(raw)\n    if os.path.exists(path):\n"
+     "        return joblib.load(path)\n    df = parse_csv(raw)\n    joblib.dump(df, path)\n"
+     "    return df\n", False),
+    ("def frame(raw):\n    path = cache_path(raw)\n    try:\n"
+     "        return pickle.load(open(path, \"rb\"))\n    except FileNotFoundError:\n"
+     "        df = parse_csv(raw)\n        pickle.dump(df, open(path, \"wb\"))\n"
+     "        return df\n", False),
+    # what the user sent, loaded, whatever the code caches beside it
+    ("def frame(upload):\n    df = pickle.loads(upload.read())\n"
+     "    CACHE.write_bytes(pickle.dumps(df))\n    return df\n", True),
+], ids=["path-bytes", "joblib", "open-handles", "upload-loaded"])
+def test_a_pickle_the_code_wrote_itself_is_no_file_from_outside(code: str,
+                                                               decisive: bool) -> None:
+    assert _decisive(wrote("app/cache.py", code, UPLOADS),
+                     "code.unsafe_deserialisation") == {decisive}
