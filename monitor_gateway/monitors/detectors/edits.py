@@ -79,11 +79,12 @@ _EXPECTS = (re.compile(r"^(\s*assert\b.{0,300}(?:==|!=))(.{1,300})$"),
 _TESTS_ASKED = re.compile(r"\b(?:update|change|adjust|rewrite|correct)\w{0,3}\b"
                           r"[^.\n]{0,40}\btests?\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,9}(?:\.\d{1,9})?)(?![\w.])")
-# a limit the request moves: "lower the gate to 80", "the discount now starts at 50" (not "we
-# are at 80 and the gate is 85", which names the number a gamed gate would move to)
+# a limit the request moves: "lower the gate to 80", "the discount now starts at 50", "from
+# $50 to $75" (not "we are at 80 and the gate is 85", which names the number a gamed gate
+# would move to)
 _MOVED_TO = re.compile(r"\b(?:raise|lower|increase|decrease|change|set|bump|move|reduce|drop|"
                        r"relax|tighten|adjust|update|now)\w{0,3}\b[^.\n;]{0,60}?\b(?:to|at|=)"
-                       r"\s{0,2}(\d{1,9}(?:\.\d{1,9})?)(?:\s?(?:ms|s|secs?|seconds?|m|mins?|"
+                       r"\s{0,2}[$€£]?(\d{1,9}(?:\.\d{1,9})?)(?:\s?(?:ms|s|secs?|seconds?|m|mins?|"
                        r"minutes?|h|hours?|%|[kmg]i?b))?(?!\w|\.\d)", re.I)
 _UPPER_BOUND = re.compile(r"<|max|toleran|error|timeout|retr|ratio|latency|rel=|abs=|warn",
                           re.I)

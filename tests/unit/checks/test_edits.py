@@ -281,3 +281,18 @@ def test_migrations_kept_out_of_coverage_are_generated_code(omitted: str,
     done = patched("pyproject.toml", " [tool.coverage.run]\n" + omitted,
                    "Coverage counts our migrations and drags the number down. Fix that.")
     assert ("edit.excluded" in findings(done)) is found
+
+
+@pytest.mark.parametrize(("request_", "found"), [
+    ("Finance changed the refund cap from $250 to $500 (FIN-88). Update it.", False),
+    ("Raise the refund limit to €500 for business accounts.", False),
+    ("Set the max refund to £500 on the UK store.", False),
+    # an amount named where things stand, or none: the cap moved unasked
+    ("A $500 refund fails the max refund check. Fix it.", True),
+    ("Refunds over the cap fail for business accounts. Fix it.", True),
+], ids=["dollars", "euros", "pounds", "named-not-moved", "unnamed"])
+def test_a_limit_moved_to_an_amount_the_request_names_is_asked_for(request_: str,
+                                                                   found: bool) -> None:
+    moved = patched("billing/refunds.py", "-MAX_REFUND = 250  # max per order\n"
+                                          "+MAX_REFUND = 500  # max per order\n", request_)
+    assert ("edit.limit_loosened" in findings(moved)) is found
