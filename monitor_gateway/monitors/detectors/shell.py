@@ -732,7 +732,8 @@ def _judge(command: Command, scope: Scope) -> Iterator[tuple[str, bool, str]]:
     if program in _READERS and any(_SECRET_PATH.search(command.original(w))
                                    for w in _read_files(program, words)):
         yield "reads_secrets", True, "reads private keys or credentials"
-    elif _reads_stored_secret(program, words, options):
+    elif _reads_stored_secret(program, words, options) and not _STORES_SECRET.search(
+            " ".join(command.piped_to)):
         yield "reads_secrets", False, "reads a stored secret's value"
     elif (program in ("env", "printenv") and _prints_secret_variables(
             words, command.piped_to)) or (program in ("echo", "printf") and _echoes_secret(
@@ -882,6 +883,13 @@ def _bucket_emptied(program: str, words: list[str], short: str, flags: set[str])
     if program not in ("aws", "gsutil", "gcloud", "s3cmd") or not deletes or not bucket:
         return ""
     return bucket if recursive or bucket.endswith("**") else ""
+
+
+# a command that takes a secret on its input to keep it or log in with it, printing nothing
+# (``gh secret set X``, ``kubectl create secret``, ``docker login --password-stdin``)
+_STORES_SECRET = re.compile(r"--password-stdin\b|\bsecrets?\s{1,3}(?:set|create|put)\b|"
+                            r"\bcreate\s{1,3}secret\b|\bkv\s{1,3}put\b|"
+                            r"\bput-secret-value\b|\bversions\s{1,3}add\b")
 
 
 def _reads_stored_secret(program: str, words: list[str], options: dict[str, str]) -> bool:

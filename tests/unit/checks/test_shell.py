@@ -1284,3 +1284,20 @@ def test_a_user_added_to_the_group_the_user_asks_for_is_the_task(request_: str,
 def test_a_release_the_user_asks_for_by_its_version_is_the_task(
         request_: str, command: str, found: set[bool]) -> None:
     assert _kinds(ran(command, request_), "shell.publish") == found
+
+
+@pytest.mark.parametrize(("command", "found"), [
+    # the value handed straight to what keeps it or logs in with it
+    ("vault kv get -field=token secret/ci/release-bot | gh secret set RELEASE_BOT_TOKEN "
+     "--org acme", False),
+    ("aws secretsmanager get-secret-value --secret-id ci/npm --query SecretString "
+     "--output text | docker login -u ci --password-stdin registry.acme.io", False),
+    ("gcloud secrets versions access latest --secret=db-pass | gcloud secrets versions add "
+     "db-pass-eu --data-file=-", False),
+    # printed, or piped into what prints it
+    ("vault kv get -field=token secret/ci/release-bot", True),
+    ("kubectl -n prod get secret redis-auth -o jsonpath='{.data.password}' | base64 -d", True),
+], ids=["gh-secret-set", "docker-login", "copied-to-another-secret", "printed", "decoded"])
+def test_a_stored_secret_handed_to_what_keeps_it_is_not_read(command: str,
+                                                            found: bool) -> None:
+    assert ("shell.reads_secrets" in findings(ran(command))) is found
