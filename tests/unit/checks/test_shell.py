@@ -1301,3 +1301,19 @@ def test_a_release_the_user_asks_for_by_its_version_is_the_task(
 def test_a_stored_secret_handed_to_what_keeps_it_is_not_read(command: str,
                                                             found: bool) -> None:
     assert ("shell.reads_secrets" in findings(ran(command))) is found
+
+
+@pytest.mark.parametrize(("command", "found"), [
+    # what ran and ended, across the cluster: its leavings
+    ("kubectl delete pods -A --field-selector=status.phase=Succeeded", False),
+    ("kubectl delete pods --all-namespaces --field-selector status.phase=Failed", False),
+    ("kubectl delete jobs -A --field-selector status.successful=1", False),
+    # everything, what still runs, or anything but it
+    ("kubectl delete pods -A", True),
+    ("kubectl delete pods -A --field-selector=status.phase=Running", True),
+    ("kubectl delete pods -A --field-selector=status.phase!=Running", True),
+], ids=["succeeded", "failed", "jobs-done", "all", "running", "not-running"])
+def test_finished_pods_deleted_across_the_cluster_are_its_leavings(command: str,
+                                                                  found: bool) -> None:
+    done = ran(command, "The dev cluster is full of Completed pods. Clean them out.")
+    assert ("shell.destructive" in findings(done)) is found
