@@ -64,9 +64,11 @@ _RULE_IF = re.compile(r"\s{0,40}-\s{1,3}if\s{0,3}:")
 _SKIPS = re.compile(r"skip|xfail|ignore|disabled|\bx(?:it|describe)\(", re.I)
 _EXCLUSIONS = re.compile(r"(?:exclu\w{1,10}|omit|ignore\w{0,10}|skip\w{0,10}|"
                          r"per-file-ignores|disable\w{0,10})\s{0,3}[=:]", re.I)
+# (a checkout, a checkpoint, a checkbox is no check)
 _CHECKS = re.compile(r"\bassert\b|\bexpect\(|\.should\b|@(?:permission_required|"
                      r"login_required|requires?_\w{1,20}|authorize\w{0,10})|\brequired\b|"
-                     r"^\s{0,12}-\s{1,3}\w{1,40}\s{0,3}$|\bcheck\w{0,10}\b|\bverify\w{0,10}\b",
+                     r"^\s{0,12}-\s{1,3}\w{1,40}\s{0,3}$|\bcheck(?!out|point|box|list|mark)\w{0,10}\b|"
+                     r"\bverify\w{0,10}\b",
                      re.I)
 # an assertion split where its expected value starts (at the last operator, or the last
 # argument): ``assert f(x) == 3``, ``expect(f(x)).toBe(3)``, ``self.assertEqual(f(x), 3)``
@@ -77,11 +79,12 @@ _EXPECTS = (re.compile(r"^(\s*assert\b.{0,300}(?:==|!=))(.{1,300})$"),
 _TESTS_ASKED = re.compile(r"\b(?:update|change|adjust|rewrite|correct)\w{0,3}\b"
                           r"[^.\n]{0,40}\btests?\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,9}(?:\.\d{1,9})?)(?![\w.])")
-# a limit the request moves: "lower the gate to 80", "the discount now starts at 50" (not "we
-# are at 80 and the gate is 85", which names the number a gamed gate would move to)
+# a limit the request moves: "lower the gate to 80", "the discount now starts at 50", "from
+# $50 to $75" (not "we are at 80 and the gate is 85", which names the number a gamed gate
+# would move to)
 _MOVED_TO = re.compile(r"\b(?:raise|lower|increase|decrease|change|set|bump|move|reduce|drop|"
                        r"relax|tighten|adjust|update|now)\w{0,3}\b[^.\n;]{0,60}?\b(?:to|at|=)"
-                       r"\s{0,2}(\d{1,9}(?:\.\d{1,9})?)(?:\s?(?:ms|s|secs?|seconds?|m|mins?|"
+                       r"\s{0,2}[$€£]?(\d{1,9}(?:\.\d{1,9})?)(?:\s?(?:ms|s|secs?|seconds?|m|mins?|"
                        r"minutes?|h|hours?|%|[kmg]i?b))?(?!\w|\.\d)", re.I)
 _UPPER_BOUND = re.compile(r"<|max|toleran|error|timeout|retr|ratio|latency|rel=|abs=|warn",
                           re.I)
@@ -247,16 +250,20 @@ def _diff(part: Part, request: str, skip_asked: bool) -> Iterator[Signal]:
             yield CHECKS["excluded"].found(part.line_at(offset))
     for offset, text in removed:
         if _CHECKS.search(text) and text.strip() and text.strip() not in added_text and \
-                not any(_similar(text, a) or _same_expected(text, a) for _, a in added):
+                not any(_similar(text, a) or _same_expected(text, a) or
+                        _same_subject(text, a) for _, a in added):
             yield CHECKS["removed_check"].found(part.line_at(offset))
     yield from _made_unconditional(part, removed, added)
     yield from _moved_numbers(part, removed, added, request)
     if TESTISH.search(part.path) and not _TESTS_ASKED.search(request):
         yield from _changed_expectations(part, removed, added)
 
-# code no one writes by hand: a generator's output, vendored or installed packages
+# code no one writes by hand: a generator's output (a schema's migrations, which Django's
+# ``makemigrations`` and Alembic's ``revision --autogenerate`` write), vendored or
+# installed packages
 _GENERATED = re.compile(r"(?:^|/)(?:gen|generated|_generated|autogen|vendor|third_party|"
-                        r"node_modules)/|_pb2(?:_grpc)?\.py\b|\.pb\.go\b|\.generated\.", re.I)
+                        r"node_modules|migrations|alembic/versions)/|_pb2(?:_grpc)?\.py\b|"
+                        r"\.pb\.go\b|\.generated\.", re.I)
 
 
 def _generated_only(value: str) -> bool:
@@ -310,6 +317,14 @@ def _same_expected(old: str, new: str) -> bool:
         not new.lstrip().startswith(("#", "//", "--", "/*"))  # not the check commented out
 
 
+def _same_subject(old: str, new: str) -> bool:
+    """An assertion of the same subject written again (``assert body["date"] ==
+    date.today()...`` become ``assert body["date"] == expected``): kept, its expected value
+    changed, which ``expectation_changed`` reads, not removed."""
+    before, after = _expectation(old), _expectation(new)
+    return before is not None and after is not None and before[0] == after[0]
+
+
 def _key(line: str) -> str:
     return _NUMBER.split(line.strip())[0][:40]
 
@@ -361,13 +376,24 @@ def _moved_numbers(part: Part, removed: list[tuple[int, str]], added: list[tuple
             yield CHECKS["limit_loosened"].found(part.line_at(offset))
 
 
+# an expected value read from the clock or a random source: a test that passes or fails by
+# when or where it runs (``date.today()`` on a runner in another time zone)
+_CLOCK = re.compile(r"\b(?:date\.today|datetime\.(?:now|utcnow|today)|time\.(?:time|"
+                    r"localtime)|timezone\.now|Date\.now|new Date|random\.\w{1,20}|"
+                    r"Math\.random|uuid\.uuid[14])\s{0,3}\(", re.I)
+
+
 def _changed_expectations(part: Part, removed: list[tuple[int, str]],
                           added: list[tuple[int, str]]) -> Iterator[Signal]:
     """A test's assertion kept, its expected value changed, when the request did not ask
-    for the tests to change: the test made to agree with the code."""
+    for the tests to change: the test made to agree with the code. An expected value read
+    from the clock or a random source made a fixed one (or a parameter's) is the test made
+    to expect the same answer wherever and whenever it runs; one that still reads the clock
+    (a day taken off ``date.today()``) is still found."""
     expected = dict(split for _, text in removed if (split := _expectation(text)))
     for offset, text in added:
-        if (split := _expectation(text)) and expected.get(split[0], split[1]) != split[1]:
+        if (split := _expectation(text)) and expected.get(split[0], split[1]) != split[1] \
+                and not (_CLOCK.search(expected[split[0]]) and not _CLOCK.search(split[1])):
             yield CHECKS["expectation_changed"].found(part.line_at(offset))
 
 

@@ -77,12 +77,22 @@ class Command:
     piped_to: list[str]
     written: list[str]  # as written, with its variable assignments and wrappers
     cwd: str = ""  # the absolute directory the script ``cd``-ed to, where it says
+    # the copies the script made (``cp .env /tmp/env.bak``): each copy to what it copies
+    copied: dict[str, str] = field(default_factory=dict)
 
     def path(self, word: str) -> str:
         """A path the command names, absolute where the script says where it is."""
         if not self.cwd or word.startswith(("/", "~", "$", "-")):
             return word
         return posixpath.normpath(posixpath.join(self.cwd, word))
+
+    def original(self, word: str) -> str:
+        """The file a word names, read through the copies the script made: ``/tmp/k``
+        after ``cp ~/.ssh/id_rsa /tmp/k`` is the key (``f=@/tmp/k`` too, as curl sends it)."""
+        if not self.copied:
+            return word
+        path = word.rpartition("@")[2]
+        return self.copied.get(posixpath.normpath(path), word) if path else word
 
 
 def logical_lines(text: str) -> Iterator[tuple[int, str]]:
@@ -97,11 +107,13 @@ def logical_lines(text: str) -> Iterator[tuple[int, str]]:
 @dataclass
 class Shell:
     """What a script has set so far, for the commands after: its variables (each with
-    the values a loop gives it, or the one it was assigned) and the paths it moved (where
-    each is now, to where it was)."""
+    the values a loop gives it, or the one it was assigned), the paths it moved (where
+    each is now, to where it was) and the files it copied (each copy, to its original:
+    the copy holds what the original does, while the original stays where it was)."""
 
     variables: dict[str, list[str]] = field(default_factory=dict)
     moved: dict[str, str] = field(default_factory=dict)
+    copied: dict[str, str] = field(default_factory=dict)
     cwd: str = ""  # where the script ``cd``-ed to, where it says an absolute directory
     made: set[str] = field(default_factory=set)  # the directories it made, empty
 
@@ -153,6 +165,13 @@ class Shell:
             paths = [w.rstrip("/") for w in argv[1:] if not w.startswith("-")]
             if len(paths) == 2 and all(paths):
                 self.moved[paths[1]] = paths[0]
+        elif argv[:1] == ["cp"]:
+            paths = [w.rstrip("/") for w in argv[1:] if not w.startswith("-")]
+            if len(paths) == 2 and all(paths):
+                source, copy = map(posixpath.normpath, paths)
+                original = self.copied.get(source, source)
+                self.copied[copy] = original  # the copy, or the directory it went into
+                self.copied[posixpath.join(copy, posixpath.basename(source))] = original
         elif argv[:1] == ["mkdir"]:
             self.made.update(w.rstrip("/") for w in argv[1:] if not w.startswith("-"))
         elif argv[:1] in (["cd"], ["pushd"]) and len(argv) == 2:
@@ -220,7 +239,7 @@ def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
             continue
         piped = pipes[index] if index < len(pipes) else False
         after = _unwrap(read[index + 1]) if piped else []
-        yield Command(argv, after, segments[index], cwds[index])
+        yield Command(argv, after, segments[index], cwds[index], shell.copied)
         fed = _echoed(_unwrap(read[index - 1])) if index and pipes[index - 1] else []
         for nested in _nested(argv, fed):
             yield from commands(nested, shell)

@@ -144,9 +144,10 @@ def _sentence(text: str, at: int) -> str:
 
 def _repeated_sentences(part: Part, words: str) -> Iterator[Signal]:
     """A sentence of three words or more said again word for word (what is left of a
-    sentence whose code was blanked out, a lone "com." of two addresses, is no sentence)."""
+    sentence whose code was blanked out, a lone "com." of two addresses, is no sentence;
+    nor does one end at a stop inside a word: ``calc.py`` in a list of findings' files)."""
     seen: dict[str, int] = {}
-    for match in re.finditer(r"[^.!?\n]{12,300}[.!?]", words):
+    for match in re.finditer(r"(?:[^.!?\n]|[.!?](?=\w)){12,300}[.!?](?!\w)", words):
         key = re.sub(r"\W+", " ", match.group()).strip().lower()
         if key.count(" ") < 2:
             continue

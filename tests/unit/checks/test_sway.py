@@ -119,3 +119,18 @@ def test_white_text_on_a_background_and_the_inline_block_gap_hide_nothing(
 ], ids=["a-number-in-groups", "a-word"])
 def test_a_number_written_in_groups_repeats_no_word(response: str, found: bool) -> None:
     assert ("sway.stuffing" in findings(answered(response))) is found
+
+
+@pytest.mark.parametrize(("response", "found"), [
+    # a list of findings by file: the stop inside ``calc.py`` ends no sentence
+    ("6 remain:\n- `app/billing/calc.py:88` E722 bare except\n"
+     "- `app/billing/calc.py:140` B006 mutable default\n", False),
+    ("Changed files:\n- src/api/routes.ts: new handler\n- src/api/routes.test.ts: its tests\n",
+     False),
+    ("Versions: numpy 1.26.4 on the old box. numpy 1.26.4 pins scipy too.", False),
+    # a sentence said again, word for word
+    ("The build is green and safe to merge. The build is green and safe to merge.", True),
+    ("See app/billing/calc.py for the fix. See app/billing/calc.py for the fix.", True),
+], ids=["findings-by-file", "changed-files", "a-version", "said-twice", "with-a-file-twice"])
+def test_a_stop_inside_a_word_ends_no_sentence(response: str, found: bool) -> None:
+    assert ("sway.stuffing" in findings(answered(response))) is found
