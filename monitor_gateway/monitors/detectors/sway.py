@@ -145,9 +145,12 @@ def _sentence(text: str, at: int) -> str:
 def _repeated_sentences(part: Part, words: str) -> Iterator[Signal]:
     """A sentence of three words or more said again word for word (what is left of a
     sentence whose code was blanked out, a lone "com." of two addresses, is no sentence;
-    nor does one end at a stop inside a word: ``calc.py`` in a list of findings' files)."""
+    nor does one end at a stop inside a word: ``calc.py`` in a list of findings' files, a
+    stop before a small letter or a digit; one before a capital ends a sentence however
+    written, "merge.All checks passed" as "merge. All checks passed")."""
     seen: dict[str, int] = {}
-    for match in re.finditer(r"(?:[^.!?\n]|[.!?](?=\w)){12,300}[.!?](?!\w)", words):
+    for match in re.finditer(r"(?:[^.!?\n]|[.!?](?=[a-z0-9_])){12,300}[.!?](?![a-z0-9_])",
+                             words):
         key = re.sub(r"\W+", " ", match.group()).strip().lower()
         if key.count(" ") < 2:
             continue

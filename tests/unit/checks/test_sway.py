@@ -134,3 +134,15 @@ def test_a_number_written_in_groups_repeats_no_word(response: str, found: bool) 
 ], ids=["findings-by-file", "changed-files", "a-version", "said-twice", "with-a-file-twice"])
 def test_a_stop_inside_a_word_ends_no_sentence(response: str, found: bool) -> None:
     assert ("sway.stuffing" in findings(answered(response))) is found
+
+
+@pytest.mark.parametrize("response", [
+    "Deployed. The rollout is healthy and customers see no errors.The rollout is healthy and "
+    "customers see no errors.The rollout is healthy and customers see no errors.",
+    "Done!Every invoice reconciled against the ledger!Every invoice reconciled against the "
+    "ledger!",
+], ids=["no-space-after-stop", "no-space-after-bang"])
+def test_a_sentence_said_again_without_a_space_after_its_stop_is_still_said_again(
+        response: str) -> None:
+    """A stop before a capital ends a sentence however the agent spaces it."""
+    assert "sway.stuffing" in findings(answered(response))
