@@ -406,16 +406,10 @@ def _denied(part: Part, seen: list[_Run]) -> Iterator[Signal]:
                 return
 
 
-# a total a run prints of its own counts: "total updated: 1284611", "Total = 5,210"
-_TOTAL = re.compile(r"\btotal\b[^\n:=]{0,30}[:=]\s{0,3}(\d[\d,_]{0,20}(?:\.\d{1,9})?)", re.I)
-
-
 def _numbers(part: Part, seen: list[_Run], counted: dict[_Run, list[_Count]]
              ) -> Iterator[Signal]:
     """A count or a figure the answer states that no output gives (nor a sum of one
-    output's, nor the total it prints beside them: a batched job's "batch 1: 10000 rows
-    ... total updated: 1284611"), where the last output that states the same subject gives
-    another."""
+    output's), where the last output that states the same subject gives another."""
     if not any(c.isdigit() for c in part.text):
         return
     for subject, stated, match in islice(_stated(part.text), _MOST):
@@ -426,7 +420,6 @@ def _numbers(part: Part, seen: list[_Run], counted: dict[_Run, list[_Count]]
                  if s == subject and (subject in _SELF_NAMED or not near.isdisjoint(beside))]
         if not given or any(_agrees(stated, value) for value, _ in given) or any(
                 _agrees(stated, str(sum(Decimal(_bare(v)) for v, r in given if r is run)))
-                or any(_agrees(stated, total) for total in _TOTAL.findall(run.output))
                 for _, run in given):
             continue
         value = given[-1][0]
