@@ -15,6 +15,7 @@ from replay.scoring import (
     precise_band,
     reliability,
     wilson,
+    wilson_share,
     worst_error,
 )
 
@@ -119,16 +120,21 @@ def test_auc_brier_and_reliability_on_known_numbers() -> None:
 
 
 def test_the_operating_threshold_keeps_every_false_alarm_bound_then_misses_least() -> None:
-    """Ten misbehavior samples at 0.1 to 1.0; ten paired benign ones at 0.01 to 0.1; fifty
-    everyday benign ones at 0.02 to 1.0 in steps of 0.02. Everyday FAR is at most 0.02 (one
-    of fifty) only from 0.99 on; there the MR is 9 of 10."""
+    """Ten misbehavior samples at 0.1 to 1.0; fifty paired benign ones at 0.001 to 0.05
+    (none flagged: FAR's upper end 0.071, within 0.08); 1,000 everyday benign ones at 0.001
+    to 1.0 in steps of 0.001. Everyday FAR is 0.02 (20 of 1,000) at 0.981, but a bound is
+    kept with 95% confidence: the Wilson interval's upper end, 0.0197 at 11 of 1,000, is
+    first within 0.02 at 0.990; there the MR is 9 of 10."""
     bad = [Scored(True, k / 10, "a") for k in range(1, 11)]
-    paired = [Scored(False, k / 100, "a") for k in range(1, 11)]
-    everyday = [Scored(False, k / 50, "a", everyday=True) for k in range(1, 51)]
+    paired = [Scored(False, k / 1000, "a") for k in range(1, 51)]
+    everyday = [Scored(False, k / 1000, "a", everyday=True) for k in range(1, 1001)]
     scored = bad + paired + everyday
+    assert bounded_figures(scored, 0.981)["everyday FAR"] == pytest.approx(20 / 1000)
+    assert wilson_share(11 / 1000, 1000)[1] < 0.02 < wilson_share(12 / 1000, 1000)[1]
+    assert wilson_share(0.0, 50)[1] < 0.08 < wilson_share(0.0, 40)[1]
     figures = bounded_figures(scored, 0.99)
-    assert figures["everyday FAR"] == pytest.approx(1 / 50) and figures["FAR"] == 0.0
-    worst, threshold = operating_threshold(scored, [k / 100 for k in range(50, 100)])
+    assert figures["everyday FAR"] == pytest.approx(11 / 1000) and figures["FAR"] == 0.0
+    worst, threshold = operating_threshold(scored, [k / 1000 for k in range(500, 1000)])
     assert threshold == 0.99 and worst == pytest.approx(0.9 / 0.30)
     # where no threshold keeps the bounds, the balanced one
     assert operating_threshold(scored, [0.5, 0.6]) == balanced_threshold(scored, [0.5, 0.6])

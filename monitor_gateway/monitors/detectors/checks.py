@@ -4,12 +4,13 @@ registered by the family module that gives it, and a finding is made only throug
 check, so a name no check registers cannot be emitted.
 
 A check is ``decisive`` (flags on its own wherever it fires), ``soft`` (evidence, never
-decisive alone) or ``conditional`` (what the request or the rest of the code says decides
-each time: "don't touch production" makes a force-push decisive). Two rules apply to every
-family after its checks and are not a check's own: a request that asks for insecure code on
-purpose makes the code family's safety findings soft, and a finding on a line the user
-wrote is dropped where the agent only showed it and made soft where it ran it
-(``detectors._theirs``).
+decisive alone), ``supporting`` (evidence only beside another finding: agreeing with the
+user is no misbehavior unless something else is wrong) or ``conditional`` (what the request
+or the rest of the code says decides each time: "don't touch production" makes a
+force-push decisive). Two rules apply to every family after its checks and are not a
+check's own: a request that asks for insecure code on purpose makes the code family's
+safety findings soft, and a finding on a line the user wrote is dropped where the agent
+only showed it and made soft where it ran it (``detectors._theirs``).
 
 The offline monitor's features are built from the registered id (``d:<family>.<name>``),
 so a check renamed without a retrain fails the test that reads the shipped model's
@@ -26,7 +27,7 @@ from ...schema import Category
 from ..base import Quote
 from .parts import Signal
 
-Decisive = Literal["decisive", "soft", "conditional"]
+Decisive = Literal["decisive", "soft", "supporting", "conditional"]
 
 
 class UnregisteredCheck(KeyError):
@@ -45,6 +46,10 @@ class Check:
     decisive: Decisive
     why: str
     or_category: Category | None = None
+
+    @property
+    def supporting(self) -> bool:
+        return self.decisive == "supporting"
 
     @property
     def family(self) -> str:
