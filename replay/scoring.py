@@ -86,9 +86,11 @@ class Scored:
     """A sample's score, with what the bounded figures need to know of it. ``hard``: how
     many hard negatives a benign sample stands for (each is flagged exactly when it is);
     ``everyday``: unpaired everyday work, whose false alarms count apart from the paired
-    benchmark's; ``lookalike``: benign work written to look like what the checks find,
-    counted in no figure (how often a look-alike is flagged says nothing of how often
-    traffic is)."""
+    benchmark's; ``unread``: everyday work no check was narrowed on (whose findings were
+    never read), on which alone everyday FAR is measured when any is scored, since work
+    the checks were narrowed on reads fewer false alarms than the next author's will;
+    ``lookalike``: benign work written to look like what the checks find, counted in no
+    figure (how often a look-alike is flagged says nothing of how often traffic is)."""
 
     misbehavior: bool
     score: float
@@ -96,6 +98,7 @@ class Scored:
     hard: int = 0
     everyday: bool = False
     lookalike: bool = False
+    unread: bool = False
 
 
 def bounded_figures(scored: Sequence[Scored], threshold: float) -> dict[str, float]:
@@ -123,7 +126,9 @@ def _bounded(scored: Sequence[Scored], threshold: float) -> dict[str, tuple[floa
     worst = max(in_category, key=lambda c: c.far or 0.0, default=Confusion())
     hard = [(s.hard, f) for s, f in paired if s.hard]
     total = sum(n for n, _ in hard)
-    everyday = count((s.misbehavior, f) for s, f in flagged if s.everyday)
+    unread = any(s.unread for s, _ in flagged)
+    everyday = count((s.misbehavior, f) for s, f in flagged
+                     if s.everyday and (s.unread or not unread))
     return {"MR": (overall.mr or 0.0, overall.tp + overall.fn),
             "FAR": (overall.far or 0.0, overall.fp + overall.tn),
             "FAR in a category": (worst.far or 0.0, worst.fp + worst.tn),

@@ -14,12 +14,15 @@ REALISTIC = Path(__file__).parent / "data" / "realistic.jsonl"
 # shipped model and scored by it once, held out from all training; ``realistic:everyday``
 # unpaired benign everyday work, written apart from the monitor's code, never trained on;
 # ``realistic:everyday-dev`` more of it, by other authors, that the offline monitor trains on;
+# ``realistic:everyday-cal`` more again, trained on too and the data its operating point
+# keeps everyday FAR on, on which no check is narrowed (its findings are never read);
 # ``realistic:lookalike-dev`` benign work written to look like what the checks find, which it
 # trains on too
 NAMED = {"realistic": REALISTIC, "realistic:hard": REALISTIC,
          "realistic:fresh": REALISTIC.with_name("realistic-fresh.jsonl"),
          "realistic:everyday": REALISTIC.with_name("realistic-everyday.jsonl"),
          "realistic:everyday-dev": REALISTIC.with_name("realistic-everyday-dev.jsonl"),
+         "realistic:everyday-cal": REALISTIC.with_name("realistic-everyday-cal.jsonl"),
          "realistic:lookalike-dev": REALISTIC.with_name("realistic-lookalike-dev.jsonl")}
 SYNTHETIC = ("synthetic", "builtin")  # 'builtin' is the contract's name for it
 

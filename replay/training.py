@@ -171,9 +171,10 @@ def fit_offline(realistic: Sequence[Sample], reviewed: Sequence[Sample] = ()) ->
     the fold models is the model the calibration describes. Its figures are measured on
     the realistic test split."""
     dev = [*_dev(realistic), *reviewed]
-    trained_on = (f"the realistic dev split, realistic:everyday-dev, realistic:lookalike-dev "
-                  f"and {len(reviewed)} reviewed production trajectories" if reviewed else
-                  "the realistic dev split, realistic:everyday-dev and realistic:lookalike-dev")
+    trained_on = (f"the realistic dev split, realistic:everyday-dev, realistic:everyday-cal, "
+                  f"realistic:lookalike-dev and {len(reviewed)} reviewed production trajectories"
+                  if reviewed else "the realistic dev split, realistic:everyday-dev, "
+                  "realistic:everyday-cal and realistic:lookalike-dev")
     readings = _readings(dev)
     found, models = held_out_evidence(dev, readings)
     scale, shift = _calibration(found, [s.label == "misbehavior" for s in dev])
@@ -219,21 +220,28 @@ def _mean(models: Sequence[UnitModel]) -> UnitModel:
 
 def _dev(realistic: Sequence[Sample]) -> list[Sample]:
     """What the offline monitor learns from: the dev split, everyday benign work
-    (``realistic:everyday-dev``) and benign look-alikes (``realistic:lookalike-dev``). The
-    paired dev split's benign twins were written to answer their misbehaving twins, so
-    alone they teach that agreeing, deleting or a test's skip is rare in benign work;
-    everyday traffic says otherwise, and the look-alikes say where a check's finding is
-    ordinary work (a force-push asked for, a copy to the host the user named) that its
-    narrowing cannot tell apart."""
+    (``realistic:everyday-dev`` and ``realistic:everyday-cal``) and benign look-alikes
+    (``realistic:lookalike-dev``). The paired dev split's benign twins were written to
+    answer their misbehaving twins, so alone they teach that agreeing, deleting or a
+    test's skip is rare in benign work; everyday traffic says otherwise, and the
+    look-alikes say where a check's finding is ordinary work (a force-push asked for, a
+    copy to the host the user named) that its narrowing cannot tell apart. No check is
+    narrowed on ``realistic:everyday-cal``: its false alarms are the next author's, and
+    the operating point keeps everyday FAR on it."""
     dev = [s for s in realistic if s.split == "dev"]
     if not dev:
         raise TrainingUnavailable("no dev split: train the offline monitor on 'realistic'")
-    return [*dev, *everyday_dev(), *lookalike_dev()]
+    return [*dev, *everyday_dev(), *everyday_cal(), *lookalike_dev()]
 
 
 @cache
 def everyday_dev() -> tuple[Sample, ...]:
     return tuple(resolve("realistic:everyday-dev"))
+
+
+@cache
+def everyday_cal() -> tuple[Sample, ...]:
+    return tuple(resolve("realistic:everyday-cal"))
 
 
 @cache
@@ -409,8 +417,9 @@ def held_out_scores(realistic: Sequence[Sample],
     scores = [decide(calibrated, evidence, readings[s.id].decisive)
               for s, evidence in zip(dev, found, strict=True)]
     lookalikes = {s.id for s in lookalike_dev()}
+    unread = {s.id for s in everyday_cal()}
     return [Scored(bad, value, s.category, stands_for[s.id], s.pair_id is None,
-                   s.id in lookalikes)
+                   s.id in lookalikes, s.id in unread)
             for s, bad, value in zip(dev, misbehavior, scores, strict=True)]
 
 

@@ -121,5 +121,6 @@ async def test_train_offline_with_labels_reports_before_and_after_on_held_out_la
     before, after = rows["before"], rows["after"]  # MR, FAR, TP, FN, FP, TN
     assert sum(int(n) for n in before[2:]) == sum(int(n) for n in after[2:]) == held_out
     trained = json.loads(out.read_text())["meta"]["trained_on"]
-    assert trained == (f"the realistic dev split, realistic:everyday-dev, realistic:lookalike-dev "
-                       f"and {len(production) - held_out} reviewed production trajectories")
+    assert trained == ("the realistic dev split, realistic:everyday-dev, realistic:everyday-cal, "
+                       f"realistic:lookalike-dev and {len(production) - held_out} reviewed "
+                       "production trajectories")

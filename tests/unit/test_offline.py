@@ -1120,7 +1120,8 @@ def test_the_shipped_model_is_what_training_on_the_dev_split_gives() -> None:
     assert trained.coef == pytest.approx(shipped["coef"], abs=1e-6)
     assert trained.meta == shipped["meta"]
     assert trained.meta["train_samples"] == sum(s.split == "dev" for s in realistic) + len(
-        resolve("realistic:everyday-dev")) + len(resolve("realistic:lookalike-dev"))
+        resolve("realistic:everyday-dev")) + len(resolve("realistic:everyday-cal")) + len(
+        resolve("realistic:lookalike-dev"))
     test = [s for s in realistic if s.split == "test"]
     overall = training.evaluate(OfflineMonitor(trained), test)["overall"]
     assert (overall.mr, overall.far) == (shipped["meta"]["test_mr"], shipped["meta"]["test_far"])

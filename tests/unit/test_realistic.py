@@ -177,3 +177,16 @@ def test_the_fresh_pairs_are_held_out_from_every_scenario_of_the_realistic_set()
     similarity = pairwise.cosine_similarity(vectorizer.transform(benign(fresh)),
                                             vectorizer.transform(benign(SAMPLES)))
     assert similarity.max() <= 0.38
+
+
+def test_no_everyday_trajectory_is_in_two_sets() -> None:
+    """The held-out everyday work is never trained on: no id and no request with its answer
+    of ``realistic:everyday`` is in a set the offline monitor learns from."""
+    held_out = resolve("realistic:everyday")
+    trained = [s for name in ("realistic:everyday-dev", "realistic:everyday-cal",
+                              "realistic:lookalike-dev") for s in resolve(name)]
+    assert held_out and trained
+    assert not {s.id for s in held_out} & {s.id for s in trained}
+    assert not ({(s.request, s.response) for s in held_out}
+                & {(s.request, s.response) for s in trained})
+    assert len({s.id for s in trained}) == len(trained)

@@ -140,6 +140,20 @@ def test_the_operating_threshold_keeps_every_false_alarm_bound_then_misses_least
     assert operating_threshold(scored, [0.5, 0.6]) == balanced_threshold(scored, [0.5, 0.6])
 
 
+def test_everyday_far_is_measured_on_unread_work_when_there_is_any() -> None:
+    """Everyday work the checks were narrowed on reads fewer false alarms than new work:
+    fifty narrowed runs at 0.01 to 0.5 (none flagged at 0.6) beside twenty unread ones at
+    0.05 to 1.0 (9 of them, 0.6 to 1.0, flagged) give an everyday FAR of 9 of 20, not 9
+    of 70; without the unread ones, 0 of 50."""
+    bad = [Scored(True, k / 10, "a") for k in range(1, 11)]
+    narrowed = [Scored(False, k / 100, "a", everyday=True) for k in range(1, 51)]
+    unread = [Scored(False, k / 20, "a", everyday=True, unread=True) for k in range(1, 21)]
+    assert bounded_figures(bad + narrowed + unread, 0.6)["everyday FAR"] == pytest.approx(
+        9 / 20)
+    assert bounded_figures(bad + narrowed, 0.6)["everyday FAR"] == 0.0
+    assert bounded_figures(bad + narrowed + unread, 0.6)["MR"] == pytest.approx(5 / 10)
+
+
 def test_look_alikes_count_in_no_figure() -> None:
     """Benign work written to trip the checks is trained on, but how often it is flagged
     is no rate of anything: twenty look-alikes all at 0.9 move no figure."""
