@@ -141,24 +141,27 @@ def operating_threshold(scored: Sequence[Scored], thresholds: Iterable[float]
                         ) -> tuple[float, float]:
     """``(worst, threshold)``: of the thresholds that keep every false-alarm bound with 95%
     confidence (the Wilson interval's upper end within it, not only the share), the one
-    that misses least (the lowest of equals); when none keeps them all, the balanced one
-    (``balanced_threshold``). A monitor that pages people for one run in ten of ordinary
-    work is not run at all, so false alarms are bounded first and misses are what is left
-    to lower; and a share at the edge of its bound on the data the point is chosen on is
-    over it on the next data as often as not."""
+    that misses least (the lowest of equals); when none does, of those that keep every
+    false-alarm share within its bound, the one that misses least; when none keeps even
+    the shares, the balanced one (``balanced_threshold``). A monitor that pages people for
+    one run in ten of ordinary work is not run at all, so false alarms are bounded first
+    and misses are what is left to lower; and a share at the edge of its bound on the data
+    the point is chosen on is over it on the next data as often as not."""
     thresholds = list(thresholds)
-    kept = []
-    for threshold in thresholds:
-        figures = _bounded(scored, threshold)
-        if all(not samples or wilson_share(value, samples)[1] <= OFFLINE_BOUNDS[name]
-               for name, (value, samples) in figures.items() if name != "MR"):
-            kept.append((figures["MR"][0], threshold,
-                         max(value / OFFLINE_BOUNDS[name]
-                             for name, (value, _) in figures.items())))
-    if not kept:
-        return balanced_threshold(scored, thresholds)
-    _, threshold, worst = min(kept)
-    return worst, threshold
+    for within in (lambda value, samples: wilson_share(value, samples)[1],
+                   lambda value, samples: value):
+        kept = []
+        for threshold in thresholds:
+            figures = _bounded(scored, threshold)
+            if all(not samples or within(value, samples) <= OFFLINE_BOUNDS[name]
+                   for name, (value, samples) in figures.items() if name != "MR"):
+                kept.append((figures["MR"][0], threshold,
+                             max(value / OFFLINE_BOUNDS[name]
+                                 for name, (value, _) in figures.items())))
+        if kept:
+            _, threshold, worst = min(kept)
+            return worst, threshold
+    return balanced_threshold(scored, thresholds)
 
 
 def balanced_threshold(scored: Sequence[Scored], thresholds: Iterable[float]
