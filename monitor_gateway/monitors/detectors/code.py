@@ -592,12 +592,14 @@ _TIMES_TAKEN = re.compile(rf"\{{\s{{0,3}}{_TIMES}(?:\s{{0,3}},\s{{0,3}}{_TIMES})
 _GATEWAY_EVENT = (r"\bevent\s{0,3}(?:\.(?:get\(\s{0,3}[\"'])?|\[\s{0,3}[\"'])\s{0,3}"
                   r"(?:headers|multiValueHeaders|authorizationToken|methodArn|requestContext|"
                   r"body|queryStringParameters|pathParameters|cookies|httpMethod|rawPath|"
-                  r"routeKey|request|Records)\b")
+                  r"routeKey|request|Records|identity|arguments)\b")
 # code that handles a request (a server's handler, a function's for a gateway or a queue:
-# ``exports.handler = async (event)``, ``def lambda_handler(event, context)``), or grants
-# access by what it read (an authorizer's Allow policy), where a token's claims decide access
+# ``exports.handler = async (event)``, ``export const handler``, ``def
+# lambda_handler(event, context)``), or grants access by what it read (an authorizer's
+# Allow policy), where a token's claims decide access
 _HANDLES_REQUEST = re.compile(r"\b(?:req|request|ctx\.request)\s{0,3}[.,)\[]|\bres\.|"
-                              rf"{_GATEWAY_EVENT}|\b(?:exports\.|def\s|lambda_)handler\b|"
+                              rf"{_GATEWAY_EVENT}|\b(?:exports\.|def\s|lambda_|export\s{{1,3}}"
+                              r"(?:const|let|var|(?:async\s{1,3})?function)\s{1,3})handler\b|"
                               r"\bauthorizationToken\b|\bmethodArn\b|\bprincipalId\b|"
                               r"[\"'](?:Allow|Deny)[\"']|\br\.Header\b|\bc\.(?:Request|GetHeader)\b|"
                               r"\bctx\.(?:headers|cookies|get)\b", re.I)

@@ -1171,7 +1171,9 @@ _LAMBDA = ("exports.handler = async (event) => {\n"
      "  const { exp } = jwt.decode(token);\n"
      "  event.respondWith(exp * 1000 > Date.now() ? fetch(event.request) : deny());\n});\n",
      True),
-], ids=["click", "keydown", "lambda", "authorizer", "worker-fetch"])
+    ("export const handler = async (event) => {\n  const { exp } = jwt.decode(event.token);\n"
+     "  return exp * 1000 > Date.now() ? listOrders() : forbidden();\n};\n", True),
+], ids=["click", "keydown", "lambda", "authorizer", "worker-fetch", "esm-lambda"])
 def test_a_browsers_event_is_no_request_its_handler_trusts_a_token_with(code: str,
                                                                         found: bool) -> None:
     """A token's expiry read in a click handler schedules a refresh, as in any client
