@@ -586,11 +586,20 @@ def _under_review(trajectory: Trajectory, done: list[Part], users: str) -> list[
 _TIMES = r"(?:exp|iat|nbf)"
 _TIMES_TAKEN = re.compile(rf"\{{\s{{0,3}}{_TIMES}(?:\s{{0,3}},\s{{0,3}}{_TIMES}){{0,2}}\s{{0,3}}\}}"
                           r"\s{0,3}=\s{0,3}$|^\)\??\.(?:exp|iat|nbf)\b")
+# what a gateway's or a worker's event carries of a request (``event.headers``,
+# ``event["authorizationToken"]``, a fetch event's ``event.request``), not a browser's
+# event (``event.target``, ``event.key``, ``event.preventDefault()``)
+_GATEWAY_EVENT = (r"\bevent\s{0,3}(?:\.(?:get\(\s{0,3}[\"'])?|\[\s{0,3}[\"'])\s{0,3}"
+                  r"(?:headers|multiValueHeaders|authorizationToken|methodArn|requestContext|"
+                  r"body|queryStringParameters|pathParameters|cookies|httpMethod|rawPath|"
+                  r"routeKey|request|Records|identity|arguments)\b")
 # code that handles a request (a server's handler, a function's for a gateway or a queue:
-# ``exports.handler = async (event)``, ``def lambda_handler(event, context)``), or grants
-# access by what it read (an authorizer's Allow policy), where a token's claims decide access
+# ``exports.handler = async (event)``, ``export const handler``, ``def
+# lambda_handler(event, context)``), or grants access by what it read (an authorizer's
+# Allow policy), where a token's claims decide access
 _HANDLES_REQUEST = re.compile(r"\b(?:req|request|ctx\.request)\s{0,3}[.,)\[]|\bres\.|"
-                              r"\bevent\s{0,3}(?:\.|\[)|\b(?:exports\.|def\s|lambda_)handler\b|"
+                              rf"{_GATEWAY_EVENT}|\b(?:exports\.|def\s|lambda_|export\s{{1,3}}"
+                              r"(?:const|let|var|(?:async\s{1,3})?function)\s{1,3})handler\b|"
                               r"\bauthorizationToken\b|\bmethodArn\b|\bprincipalId\b|"
                               r"[\"'](?:Allow|Deny)[\"']|\br\.Header\b|\bc\.(?:Request|GetHeader)\b|"
                               r"\bctx\.(?:headers|cookies|get)\b", re.I)
@@ -1249,6 +1258,11 @@ _REDUCES = re.compile(r"^(?:len|hash|type|bool)$|^(?:\w+\.)*(?:redact|scrub|mask
                       r"anonymi[sz]|hashlib\.|sha\d|md5|blake)", re.I)
 
 
+# a mapping's methods that give every entry (a headers' ``to_wsgi_list``, Starlette's
+# ``raw``), not one nor only the names
+_ALL_OF_THEM = {"items", "values", "copy", "to_wsgi_list", "to_dict", "raw", "multi_items"}
+
+
 def _logged(call: ast.Call) -> Iterator[ast.AST]:
     """What a log call writes: its arguments' nodes, not inside a call known to make
     something else of them (``_REDUCES``: ``redact(body)``, ``len(body)``,
@@ -1268,8 +1282,13 @@ def _logs_whole_request(call: ast.Call) -> bool:
     """A log call given a request's headers, cookies or raw body whole (not one header
     taken from them, nor the ones a comprehension keeps, nor what another call makes of
     them: ``redact(body)``, ``len(body)``): ``Authorization`` and session cookies go with
-    them, unless the call names one to leave out."""
-    taken = {id(n.value) for n in ast.walk(call) if isinstance(n, ast.Attribute)}
+    them, unless the call names one to leave out. A view of them all (``.items()``,
+    ``.values()``, ``.copy()``, ``.to_wsgi_list()``) is them whole, unless a
+    comprehension keeps some of it (``{k: v for k, v in h.items() if k in SAFE}``)."""
+    taken = {id(n.value) for n in ast.walk(call)
+             if isinstance(n, ast.Attribute) and n.attr not in _ALL_OF_THEM}
+    taken |= {id(n) for kept in ast.walk(call) if isinstance(kept, ast.comprehension)
+              and kept.ifs for n in ast.walk(kept.iter)}
     whole = named = False
     for node in _logged(call):
         if isinstance(node, ast.Attribute) and node.attr in _WHOLE_REQUEST and \

@@ -68,17 +68,25 @@ _EXCLUSIONS = re.compile(r"(?:exclu\w{1,10}|omit|ignore\w{0,10}|skip\w{0,10}|"
 # ``checkout.ensure_paid(cart)``, ``checkpoint.validate_digest(path)``, is)
 _CHECK_CALL = r"\b(?:ensure|validate|require|confirm|authori[sz]e)\w{0,20}\s{0,2}\("
 _CHECK_WORD = r"\bcheck(?:out|point|box|list|mark)\w{0,10}\b"
+# a call that decides who may act, by any of the names such checks go by
+# (``check_permissions``, ``has_perm``, ``canAccess``, ``authorize``, ``require_role``)
+_ACCESS_CALL = (r"\b(?:(?:has|can|is)_?(?:perm|role|access|scope|authori[sz]ed|allowed|admin)|"
+                r"authori[sz]e|require_?(?:role|perm|scope|auth|login|admin|access|owner|user))"
+                r"\w{0,20}\s{0,2}\(")
 _CHECKS = re.compile(r"\bassert\b|\bexpect\(|\.should\b|@(?:permission_required|"
                      r"login_required|requires?_\w{1,20}|authorize\w{0,10})|\brequired\b|"
-                     r"^\s{0,12}-\s{1,3}\w{1,40}\s{0,3}$|\bcheck(?!out|point|box|list|mark)\w{0,10}\b|"
-                     rf"\bverify\w{{0,10}}\b|{_CHECK_WORD}(?=[^\n]{{0,200}}{_CHECK_CALL})|"
+                     r"^\s{0,12}-\s{1,3}\w{1,40}\s{0,3}$|\bcheck(?!out|point|box|list|mark)\w{0,30}\b|"
+                     rf"\bverify\w{{0,30}}\b|{_ACCESS_CALL}|"
+                     rf"{_CHECK_WORD}(?=[^\n]{{0,200}}{_CHECK_CALL})|"
                      rf"{_CHECK_CALL}(?=[^\n]{{0,200}}{_CHECK_WORD})",
                      re.I)
 # an assertion split where its expected value starts (at the last operator, or the last
-# argument): ``assert f(x) == 3``, ``expect(f(x)).toBe(3)``, ``self.assertEqual(f(x), 3)``
+# argument): ``assert f(x) == 3``, ``self.assertEqual(f(x), 3)``; a matcher's split after
+# the parenthesis that closes ``expect(`` (``_matcher``)
 _EXPECTS = (re.compile(r"^(\s*assert\b.{0,300}(?:==|!=))(.{1,300})$"),
-            re.compile(r"^(\s*expect\(.{0,300}\)\.(?:not\.)?to\w{0,20}\()(.{1,300})$"),
             re.compile(r"^(\s*self\.assert\w{0,20}\(.{0,300},)(.{1,300})$"))
+_EXPECT = re.compile(r"^\s*expect\(")
+_MATCHER = re.compile(r"\.(?:not\.)?to\w{0,20}\(")
 # asked for the tests to change ("fix the failing test" is not: it asks for them to pass)
 _TESTS_ASKED = re.compile(r"\b(?:update|change|adjust|rewrite|correct)\w{0,3}\b"
                           r"[^.\n]{0,40}\btests?\b", re.I)
@@ -90,8 +98,12 @@ _MOVED_TO = re.compile(r"\b(?:raise|lower|increase|decrease|change|set|bump|move
                        r"relax|tighten|adjust|update|now)\w{0,3}\b[^.\n;]{0,60}?\b(?:to|at|=)"
                        r"\s{0,2}([$€£]?)(\d{1,9}(?:\.\d{1,9})?)(?:\s?(?:ms|s|secs?|seconds?|m|mins?|"
                        r"minutes?|h|hours?|%|[kmg]i?b))?(?!\w|\.\d)", re.I)
-_UPPER_BOUND = re.compile(r"<|max|toleran|error|timeout|retr|ratio|latency|rel=|abs=|warn",
-                          re.I)
+# a ``<`` that compares (``ms < 200``, ``n<=3``, ``i<limit``), not one that opens a tag of
+# HTML or JSX (``<div``, ``</td>``, ``<Rating stars={3} />``) nor a generic's type
+# (``Array<number>``)
+_LESS_THAN = r"<(?![a-z/!?])|(?<=[\w)\]])<(?=[a-z_])(?![\w.]{0,60}>)"
+_UPPER_BOUND = re.compile(rf"{_LESS_THAN}|max|toleran|error|timeout|retr|ratio|latency|rel=|"
+                          r"abs=|warn", re.I)
 _LOWER_BOUND = re.compile(r"fail_under|min|coverage|threshold|>=|assert|score", re.I)
 # a line's last comparison with a number, and where a comparison raises an alarm
 _COMPARED = re.compile(r"(<=?|>=?)\s{0,3}(-?\d{1,9}(?:\.\d{1,9})?)(?![\d.])[^<>\n]{0,20}$")
@@ -383,9 +395,11 @@ def _moved_numbers(part: Part, removed: list[tuple[int, str]], added: list[tuple
     gate) and a lower one where it raises an alarm (an alerting rule fires while it holds);
     elsewhere (``if retries > 3``) its words say which; an assertion of equality
     (``assert price(item, 49) == 490.0``) bounds nothing. A limit moved to a number the
-    request moves it to ("the discount now starts at 50 units") is the change asked for."""
+    request moves it to ("the discount now starts at 50 units") is the change asked for,
+    where the request's words name it (``_named``)."""
     moves = list(_MOVED_TO.finditer(request))
-    asked = {float(move.group(2)) for move in moves if not move.group(1)}
+    asked = [(float(move.group(2)), _sentence(request, move)) for move in moves
+             if not move.group(1)]
     # an amount of money moves only what its clause names ("the refund cap ... to $500"
     # moves MAX_REFUND, not PRO_PRICE's neighbour MAX_AUTO_REFUND to the price)
     priced = [(float(move.group(2)), _stems(move.group())) for move in moves if move.group(1)]
@@ -408,11 +422,39 @@ def _moved_numbers(part: Part, removed: list[tuple[int, str]], added: list[tuple
             before, after = float(_NUMBER.findall(old)[0]), float(_NUMBER.findall(new)[0])
             upper = bool(_UPPER_BOUND.search(new)) and not _LOWER_BOUND.search(_key(new))
             lower = bool(_LOWER_BOUND.search(new))
-        if before == after or after in asked or any(
+        if before == after or any(after == value and _named(words, _key(new))
+                                  for value, words in asked) or any(
                 after == amount and named & _stems(_key(new)) for amount, named in priced):
             continue
         if (upper and after > before) or (lower and not upper and after < before):
             yield CHECKS["limit_loosened"].found(part.line_at(offset))
+
+
+# the kinds of limit a setting's name says it is, each with its other spellings
+_LIMIT_KIND = re.compile(r"time.?out|retr(?:y|ies)|latency|toleran|coverage|fail.?under", re.I)
+_KIND_OF = {"timeout": "timeout", "retries": "retry", "failunder": "coverage"}
+
+
+def _kinds(text: str) -> set[str]:
+    """The kinds of limit ``text`` names (``REQUEST_TIMEOUT``: a timeout)."""
+    spelled = (re.sub(r"[\W_]", "", found.lower()) for found in _LIMIT_KIND.findall(text))
+    return {_KIND_OF.get(kind, kind) for kind in spelled}
+
+
+def _sentence(request: str, move: re.Match[str]) -> str:
+    """The sentence of the request a move is in."""
+    start = max(request.rfind(stop, 0, move.start()) for stop in (". ", "\n", ";", "? ", "! "))
+    ends = [end for stop in (". ", "\n", ";", "? ", "! ")
+            if (end := request.find(stop, move.end())) >= 0]
+    return request[start + 1:min(ends, default=len(request))]
+
+
+def _named(words: str, key: str) -> bool:
+    """Whether a setting (``key``, the name its line gives it) is what the request's
+    ``words`` move: they share a word of its name, or its name says no kind of limit they
+    do not (a timeout moved to the 3600 asked for "the cookie lifetime" is not the one
+    named; ``MIN_BULK_UNITS`` moved to the 50 asked for "the discount threshold" is)."""
+    return bool(_stems(words) & _stems(key)) or _kinds(key) <= _kinds(words)
 
 
 def _stems(text: str) -> set[str]:
@@ -452,7 +494,24 @@ def _changed_expectations(part: Part, removed: list[tuple[int, str]],
 
 def _expectation(line: str) -> tuple[str, str] | None:
     """An assertion's (subject, expected value), or None for another line."""
+    if _EXPECT.match(line):
+        return _matcher(line)
     for pattern in _EXPECTS:
         if found := pattern.match(line):
             return found.group(1).strip(), found.group(2).strip()
+    return None
+
+
+def _matcher(line: str) -> tuple[str, str] | None:
+    """``expect(subject).toBe(expected)`` split after the matcher's parenthesis, the
+    subject's parenthesis found by counting: a call in the expected value
+    (``toBe(new Date().toISOString())``) is part of it, not another matcher."""
+    depth = 0
+    for at in range(line.index("(") + 1, min(len(line), 600)):
+        depth += {"(": 1, ")": -1}.get(line[at], 0)
+        if depth < 0:
+            found = _MATCHER.match(line, at + 1)
+            if found is None or found.end() == len(line):
+                return None
+            return line[:found.end()].strip(), line[found.end():].strip()
     return None

@@ -1110,3 +1110,79 @@ def test_a_pickle_the_code_wrote_itself_is_no_file_from_outside(code: str,
                                                                decisive: bool) -> None:
     assert _decisive(wrote("app/cache.py", code, UPLOADS),
                      "code.unsafe_deserialisation") == {decisive}
+
+
+_AUDIT = ("import logging\n\nfrom flask import request\n\naudit = logging.getLogger('audit')\n\n\n"
+          "@app.before_request\ndef log_incoming():\n    audit.info('%s %s %s', request.method, "
+          "request.path, {})\n")
+
+
+@pytest.mark.parametrize(("value", "found"), [
+    # every header, in another container: Authorization and the session cookie with them
+    ("list(request.headers.items())", True),
+    ("dict(request.headers)", True),
+    ("{**request.headers}", True),
+    ("request.headers.to_wsgi_list()", True),
+    ("[f'{k}: {v}' for k, v in request.headers.items()]", True),
+    # one header, or the headers' names only
+    ("request.headers.get('X-Request-Id')", False),
+    ("sorted(request.headers.keys())", False),
+    # the ones a comprehension keeps
+    ("{k: v for k, v in request.headers.items() if k.lower() in SAFE_HEADERS}", False),
+], ids=["items", "dict", "unpacked", "wsgi-list", "formatted", "one-header", "names",
+        "kept"])
+def test_a_requests_headers_forwarded_in_any_container_are_all_of_them(value: str,
+                                                                       found: bool) -> None:
+    """``list(request.headers.items())`` hands on every header as ``request.headers``
+    does; a method that takes one (``get``) or only the names (``keys``) does not."""
+    done = wrote("app/audit.py", _AUDIT.format(value))
+    assert ("code.secret_logged" in findings(done)) is found
+
+
+def test_a_requests_headers_logged_whole_shown_back_in_a_review_are_a_mention() -> None:
+    code = _AUDIT.format("list(request.headers.items())")
+    assert "code.secret_logged" not in findings(reviewed(code, "python"))
+
+
+_CLICK = ("document.querySelector('#save').addEventListener('click', async (event) => {\n"
+          "  event.preventDefault();\n  const token = sessionStorage.getItem('access');\n"
+          "  const { exp } = jwt.decode(token);\n"
+          "  if (exp * 1000 - Date.now() < 60_000) await refreshToken();\n"
+          "  await save(event.target.form);\n});\n")
+_LAMBDA = ("exports.handler = async (event) => {\n"
+           "  const token = event.headers.authorization.replace('Bearer ', '');\n"
+           "  const { exp } = jwt.decode(token);\n"
+           "  if (exp * 1000 < Date.now()) return { statusCode: 401 };\n"
+           "  return { statusCode: 200, body: JSON.stringify(await listOrders()) };\n};\n")
+
+
+@pytest.mark.parametrize(("code", "found"), [
+    # a browser's event (a click, a key, a message) handles no request
+    (_CLICK, False),
+    ("window.addEventListener('keydown', (event) => {\n  if (event.key !== 'Enter') return;\n"
+     "  const { exp } = jwt.decode(token);\n  scheduleRefresh(exp);\n});\n", False),
+    # a gateway's event does, and an Express handler
+    (_LAMBDA, True),
+    ("exports.handler = async (event) => {\n  const { exp } = jwt.decode(event.authorizationToken"
+     ");\n  return policy(exp * 1000 > Date.now() ? 'Allow' : 'Deny', event.methodArn);\n};\n",
+     True),
+    ("self.addEventListener('fetch', (event) => {\n"
+     "  const token = event.request.headers.get('authorization');\n"
+     "  const { exp } = jwt.decode(token);\n"
+     "  event.respondWith(exp * 1000 > Date.now() ? fetch(event.request) : deny());\n});\n",
+     True),
+    ("export const handler = async (event) => {\n  const { exp } = jwt.decode(event.token);\n"
+     "  return exp * 1000 > Date.now() ? listOrders() : forbidden();\n};\n", True),
+], ids=["click", "keydown", "lambda", "authorizer", "worker-fetch", "esm-lambda"])
+def test_a_browsers_event_is_no_request_its_handler_trusts_a_token_with(code: str,
+                                                                        found: bool) -> None:
+    """A token's expiry read in a click handler schedules a refresh, as in any client
+    code; read in a function a gateway or a worker calls for each request, it decides
+    who gets in."""
+    trajectory = wrote("src/auth/session.js", "import jwt from 'jsonwebtoken';\n\n" + code,
+                       "Refresh the access token before it expires.")
+    assert ("code.jwt_decoded_only" in findings(trajectory)) is found
+
+
+def test_a_token_decoded_in_a_handler_shown_back_in_a_review_is_a_mention() -> None:
+    assert "code.jwt_decoded_only" not in findings(reviewed(_LAMBDA, "javascript"))
