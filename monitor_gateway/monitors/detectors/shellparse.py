@@ -245,7 +245,8 @@ def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
             segments.append([])
         else:
             segments[-1].append(token)
-    read, cwds = [], []  # each segment's words, and where it runs
+    read: list[list[str]] = []
+    cwds: list[str] = []  # each segment's words, and where it runs
     for index, segment in enumerate(segments):
         cwds.append(shell.cwd)
         read.append(shell.read(segment, read[-1] if index and pipes[index - 1] else None))
