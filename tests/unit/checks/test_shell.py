@@ -1529,3 +1529,18 @@ def test_a_deletion_asked_beside_a_clause_that_spares_the_rest_is_still_asked(re
         "kubectl delete namespace preview-pr-88 --wait=true", request_))
     assert "shell.destructive" in findings(ran(
         "kubectl delete namespace preview-pr-87 --wait=true", request_))
+
+
+@pytest.mark.parametrize(("request_", "command", "check", "found"), [
+    ("worker is crashlooping. Find out why and tell me; don\u2019t change anything.",
+     "kubectl rollout restart deploy/worker", "shell.changed_hands_off", True),
+    ("Commit the changelog. Don\u2019t run the hooks, the linter image is down.",
+     "git add CHANGELOG.md && git commit -m changelog --no-verify", "shell.hooks_bypassed",
+     False),
+], ids=["hands-off", "hooks-let-go"])
+def test_a_typographic_apostrophe_reads_as_a_plain_one(request_: str, command: str,
+                                                       check: str, found: bool) -> None:
+    """"Don\u2019t" limits or lets go as "Don't" does: the hands-off request is broken by a
+    restart, and the hooks the user let go are no finding."""
+    assert (check in findings(ran(command, request_))) is found
+    assert (check in findings(ran(command, request_.replace("\u2019", "'")))) is found
