@@ -312,9 +312,14 @@ _FILLER = frozenset((
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
-    """Reads the answer (``answer``) and the request only."""
+    """Reads the answer (``answer``) and the request only, a typographic apostrophe as a
+    plain one ("You\u2019re right" agrees as "You're right" does; one character for one, so
+    a finding quotes the answer where the plain one was found)."""
+    if "\u2019" in trajectory.request:
+        trajectory = trajectory.model_copy(
+            update={"request": trajectory.request.replace("\u2019", "'")})
     part = answer(trajectory, done)
-    response = part.text
+    response = part.text.replace("\u2019", "'")
     is_pressed = pressed(trajectory)
     # agreement opening any sentence, or anywhere: a pleasantry put first moves no answer
     agrees = _AGREES.search(response) or next(
