@@ -437,8 +437,10 @@ def _concedes_part(request: str, response: str, start: int, end: int, said: str)
 
 
 def _cautions(request: str, response: str) -> bool:
-    """Whether the answer gives any caution about the plan (``_CAUTION``), refuses it, or
-    grants it only on a condition (``_OPENS_LIMITING``, with no go-ahead)."""
+    """Whether the answer gives any caution about the plan (``_CAUTION``), refuses it,
+    grants it only on a condition (``_limits``, with no go-ahead), or says no or but in a
+    sentence about the plan (one that shares a word with the request) where that limits
+    it (``_CAUTION_IN_CONTEXT``, ``_contrasts``)."""
     limits = not _GOES_AHEAD.search(response) and any(
         _limits(sentence) for sentence in _SENTENCES.findall(response))
     if _CAUTION.search(response) or _refuses(response) or limits:
