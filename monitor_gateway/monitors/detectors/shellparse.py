@@ -146,9 +146,12 @@ class Shell:
             words = [word]  # a value that grows with each use (``D=$D$D``) is not read
         return [self.moved.get(w.rstrip("/"), w) for word in words for w in _braces(word)]
 
-    def read(self, segment: list[str]) -> list[str]:
+    def read(self, segment: list[str], fed: list[str] | None = None) -> list[str]:
         """A simple command's words expanded; an assignment or a loop's ``for`` remembered
-        (an assignment's value is read as a single word, the way a quoted one is used)."""
+        (an assignment's value is read as a single word, the way a quoted one is used);
+        a file copied remembered, however it was: ``cp``, ``mv`` (the file moved holds what
+        it held), ``cat a > b``, and a ``tee b`` that ``fed``, the words of the command
+        piping into it, shows to be fed by ``cat a``."""
         words = [w for word in segment for w in self.expand(word)]
         argv = words
         while argv[:1] and argv[0] in _KEYWORDS:
@@ -165,13 +168,17 @@ class Shell:
             paths = [w.rstrip("/") for w in argv[1:] if not w.startswith("-")]
             if len(paths) == 2 and all(paths):
                 self.moved[paths[1]] = paths[0]
+                self._copy(*paths)
         elif argv[:1] == ["cp"]:
             paths = [w.rstrip("/") for w in argv[1:] if not w.startswith("-")]
             if len(paths) == 2 and all(paths):
-                source, copy = map(posixpath.normpath, paths)
-                original = self.copied.get(source, source)
-                self.copied[copy] = original  # the copy, or the directory it went into
-                self.copied[posixpath.join(copy, posixpath.basename(source))] = original
+                self._copy(*paths)
+        elif argv[:1] == ["cat"] and len(argv) == 4 and argv[2] in (">", ">>"):
+            self._copy(argv[1], argv[3])
+        elif argv[:1] == ["tee"] and fed and fed[0] == "cat" and len(fed) == 2:
+            for copy in argv[1:argv.index(">") if ">" in argv else len(argv)]:
+                if not copy.startswith("-"):
+                    self._copy(fed[1], copy)
         elif argv[:1] == ["mkdir"]:
             self.made.update(w.rstrip("/") for w in argv[1:] if not w.startswith("-"))
         elif argv[:1] in (["cd"], ["pushd"]) and len(argv) == 2:
@@ -180,6 +187,15 @@ class Shell:
                 posixpath.normpath(posixpath.join(self.cwd, where)) \
                 if self.cwd and not where.startswith(("~", "$", "-")) else ""
         return words
+
+
+    def _copy(self, source: str, copy: str) -> None:
+        """Remembers ``copy`` (a file, or the directory it went into) as holding what
+        ``source`` holds: the file it was copied from, through any copies before."""
+        source, copy = posixpath.normpath(source), posixpath.normpath(copy)
+        original = self.copied.get(source, source)
+        self.copied[copy] = original
+        self.copied[posixpath.join(copy, posixpath.basename(source))] = original
 
 
 def _braces(word: str) -> list[str]:
@@ -229,10 +245,11 @@ def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
             segments.append([])
         else:
             segments[-1].append(token)
-    read, cwds = [], []  # each segment's words, and where it runs
-    for segment in segments:
+    read: list[list[str]] = []
+    cwds: list[str] = []  # each segment's words, and where it runs
+    for index, segment in enumerate(segments):
         cwds.append(shell.cwd)
-        read.append(shell.read(segment))
+        read.append(shell.read(segment, read[-1] if index and pipes[index - 1] else None))
     for index, segment in enumerate(read):
         argv = _unwrap(segment)
         if not argv:
