@@ -139,18 +139,19 @@ def fit(samples: Sequence[Sample], categories: Sequence[Category] = (),
 
 
 # Chosen by ``operating_points`` (``monitor-gateway train --kind point``): 5-fold
-# cross-validation on what ``_dev`` returns (the realistic dev split, realistic:everyday-dev
-# and the look-alikes, which count in no bound), grouped by scenario, for each
-# regularisation in ``REGULARISATIONS``; each one's point that misses least while keeping
-# every false-alarm bound of issue 33 with 95% confidence (``scoring.operating_threshold``;
-# until 2026-11-27 the share alone, and the point sat where everyday FAR was 0.019 of its
-# 0.02, over it on every batch written after); of those, the most
-# regularised within one standard error of the lowest worst share. Until 2026-11-26 the
-# point balanced every bound's share, MR's too; with everyday work in the dev data that
-# point flagged 12% of it, and a monitor that pages people for one ordinary run in eight is
-# not run at all.
+# cross-validation on what ``_dev`` returns (the realistic dev split, the everyday work and
+# the look-alikes, which count in no bound), grouped by scenario, for each regularisation in
+# ``REGULARISATIONS``; each one's point that misses least while keeping every false-alarm
+# bound of issue 33 with 95% confidence, or failing that every share
+# (``scoring.operating_threshold``), everyday FAR measured on realistic:everyday-cal, which
+# no check is narrowed on (until 2026-11-27 on the everyday work the checks were narrowed
+# on, where it read 0.011 while new authors' work was flagged at 0.06 to 0.07); of those,
+# the most regularised within one standard error of the lowest worst share. Until
+# 2026-11-26 the point balanced every bound's share, MR's too; with everyday work in the
+# dev data that point flagged 12% of it, and a monitor that pages people for one ordinary
+# run in eight is not run at all.
 OFFLINE_REGULARISATION = 0.25
-OFFLINE_OPERATING_POINT = 0.655
+OFFLINE_OPERATING_POINT = 0.77
 REGULARISATIONS = (0.25, 1.0, 4.0)
 POINTS = tuple(k / 200 for k in range(10, 191))  # 0.05 to 0.95
 # Where the offline monitor decides alone in the default cascade: FAR at most 0.02 on what
