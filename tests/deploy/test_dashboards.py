@@ -87,6 +87,39 @@ def panels() -> list[dict[str, Any]]:
     return [p for p in DASHBOARD["panels"] if p["type"] != "row"]
 
 
+def job_filters(query: str) -> dict[str, set[str]]:
+    """Each metric a PromQL query reads -> the values its ``job=~`` matchers compare with,
+    Grafana's variables left as written (``$job``)."""
+    found: dict[str, set[str]] = {}
+
+    def visit(node: object) -> None:
+        if isinstance(node, promql_parser.VectorSelector) and node.name:
+            found.setdefault(node.name, set()).update(
+                m.value for m in node.matchers.matchers
+                if m.name == "job" and m.op == promql_parser.MatchOp.Re)
+
+    promql_parser.walk(promql_parser.parse(query.replace("$__rate_interval", "5m")), visit)
+    return found
+
+
+def wrong_job_filters(query: str) -> list[str]:
+    """The metrics a panel's query reads without the job variable of the service that
+    exports them: the review service's production estimates come from its own scrape job
+    (``$review_job``), everything else from the gateway's (``$job``). Recorded series
+    without a job label (the FAR budget) need none."""
+    wrong = []
+    for name, filters in job_filters(query).items():
+        if name.startswith("monitor_gateway_production_"):
+            wanted = {"$review_job"}
+        elif ":" not in name or name.startswith("job_"):
+            wanted = {"$job"}
+        else:
+            wanted = set()
+        if filters != wanted:
+            wrong.append(f"{name}{sorted(filters)}, not {sorted(wanted)}")
+    return wrong
+
+
 def test_metric_names_parses_what_it_should() -> None:
     query = ('histogram_quantile(0.99, sum by (le) (rate(a_bucket{job=~"$job"}'
              '[$__rate_interval]))) / on () group_left () b:c:d')
@@ -125,7 +158,34 @@ def test_every_panel_and_query_uses_the_datasource_variable() -> None:
         assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
         for target in panel["targets"]:
             assert target["datasource"]["uid"] == "${datasource}", panel["title"]
-    assert variables["job"]["datasource"]["uid"] == "${datasource}"
+    for job in ("job", "review_job"):
+        assert variables[job]["datasource"]["uid"] == "${datasource}"
+
+
+def test_wrong_job_filters_finds_a_panel_reading_the_wrong_job() -> None:
+    assert wrong_job_filters('sum(rate(a_total{job=~"$job"}[$__rate_interval])) / '
+                             'monitor_gateway:false_alarm_rate:budget') == []
+    assert wrong_job_filters('monitor_gateway_production_labels{category="all"}')
+    assert wrong_job_filters('monitor_gateway_production_miss_rate{job=~"$job"}')
+    assert wrong_job_filters('monitor_gateway_verdicts_total{job=~"$review_job"}')
+    assert wrong_job_filters('job_category:monitor_gateway_miss_rate:ratio_rate5m')
+
+
+def test_every_panel_reads_the_job_that_exports_its_metrics() -> None:
+    """Production estimates come from the review service's job, the rest from the
+    gateway's: each variable lists the jobs that export its metrics, and each panel
+    filters on the variable of the metrics it reads."""
+    variables = {v["name"]: v for v in DASHBOARD["templating"]["list"]}
+    assert re.fullmatch(r"label_values\(monitor_gateway_production_\w+, *job\)",
+                        variables["review_job"]["definition"])
+    assert re.fullmatch(r"label_values\(monitor_gateway_(?!production_)\w+, *job\)",
+                        variables["job"]["definition"])
+    for panel in panels():
+        for target in panel["targets"]:
+            assert not wrong_job_filters(target["expr"]), (panel["title"], target["expr"])
+    production = [t["expr"] for p in panels() for t in p["targets"]
+                  if "monitor_gateway_production_" in t["expr"]]
+    assert len(production) >= 3
 
 
 def test_the_dashboard_has_the_panels_on_call_needs() -> None:
