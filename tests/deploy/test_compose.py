@@ -80,7 +80,7 @@ def test_the_topics_created_are_the_gateways_the_review_loops_and_the_guards() -
     assert created == {settings.input_topic: "4", settings.verdict_topic: "4",
                        settings.dlq_topic: "1", review.review_topic: "1",
                        review.labels_topic: "1", guard.guard_topic: "4"}
-    for service in ("gateway", "review", "guard"):
+    for service in ("gateway", "review-sampler", "review", "guard"):
         assert SERVICES[service]["depends_on"]["topics"]["condition"] == \
             "service_completed_successfully"
 
@@ -88,11 +88,17 @@ def test_the_topics_created_are_the_gateways_the_review_loops_and_the_guards() -
 def test_the_review_service_and_the_guard_run_the_gateways_image_with_their_commands() -> None:
     """The same build, its own command, reachable from the other containers, published on
     the host, and checked on its own port's /health (the image's HEALTHCHECK asks the
-    gateway's)."""
+    gateway's); the sampler beside them."""
     review, guard = review_settings(), guard_settings()
-    assert review.kafka_bootstrap == guard.kafka_bootstrap == gateway_settings().kafka_bootstrap
+    sampler = service_settings("review-sampler", ReviewSettings)
+    assert review.kafka_bootstrap == guard.kafka_bootstrap == sampler.kafka_bootstrap == \
+        gateway_settings().kafka_bootstrap
+    # the sampler serves nothing to probe: it exits on an error, and Compose restarts it
+    assert SERVICES["review-sampler"]["command"] == ["review-sampler"]
+    assert SERVICES["review-sampler"]["restart"] == "on-failure"
+    assert "ports" not in SERVICES["review-sampler"]
     for service, command, host, port in (
-        ("review", ["review", "--sampler"], review.review_host, review.review_port),
+        ("review", ["review"], review.review_host, review.review_port),
         ("guard", ["guard"], guard.guard_host, guard.guard_port),
     ):
         assert SERVICES[service]["build"] == SERVICES["gateway"]["build"]
