@@ -40,7 +40,7 @@ def service_settings(service: str, kind: type[S]) -> S:
     fields = {name.removeprefix(ENV_PREFIX).lower(): interpolated(value)
               for name, value in env.items()}
     assert set(fields) <= set(kind.model_fields), fields
-    return kind(**fields)  # every value valid
+    return kind.model_validate(fields)  # every value valid
 
 
 def gateway_settings() -> GatewaySettings:

@@ -9,7 +9,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jsonschema
 import kubernetes_validate
@@ -17,9 +17,13 @@ import pytest
 import yaml
 from paths import ROOT
 
+from monitor_gateway.settings import ENV_PREFIX, GuardSettings, KafkaSettings
+from review.settings import ReviewSettings
+
 K8S = ROOT / "k8s"
 OVERLAYS = sorted(p.parent for p in (K8S / "overlays").glob("*/kustomization.yaml"))
 KUBERNETES = "1.30"  # native sidecars (1.29+)
+S = TypeVar("S", bound=KafkaSettings)
 CRDS = {(s["properties"]["apiVersion"]["const"], s["properties"]["kind"]["const"]): s
         for s in (json.loads(p.read_text()) for p in (K8S / "schemas").glob("*.json"))}
 
@@ -149,3 +153,96 @@ def test_production_judges_with_the_lora_adapter_vllm_serves_and_scales_on_lag()
         gateway_service["metadata"]["labels"].items()
     dashboard = of_kind(documents, "ConfigMap", "monitor-gateway-dashboard")
     assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
+
+
+def selected(selector: dict[str, str], documents: list[dict[str, Any]], kind: str
+             ) -> list[dict[str, Any]]:
+    """The objects of ``kind`` whose labels (a pod template's, for a Deployment) match."""
+    def labels(d: dict[str, Any]) -> dict[str, str]:
+        meta = d["spec"]["template"]["metadata"] if kind == "Deployment" else d["metadata"]
+        return dict(meta.get("labels", {}))
+    return [d for d in documents if d["kind"] == kind and selector.items() <= labels(d).items()]
+
+
+def test_each_service_monitor_scrapes_one_service_on_a_port_its_pods_serve() -> None:
+    """The gateway, the review service and the guard: one ServiceMonitor each, so each is
+    its own job (the Service's name), which the dashboard's $job and $review_job pick."""
+    documents = build(K8S / "overlays/production")
+    monitors = [d for d in documents if d["kind"] == "ServiceMonitor"]
+    scraped = set()
+    for monitor in monitors:
+        [service] = selected(monitor["spec"]["selector"]["matchLabels"], documents, "Service")
+        scraped.add(service["metadata"]["name"])
+        ports = {p["name"]: p for p in service["spec"]["ports"]}
+        [deployment] = selected(service["spec"]["selector"], documents, "Deployment")
+        served = {p["name"] for c in deployment["spec"]["template"]["spec"]["containers"]
+                  for p in c.get("ports", [])}
+        for endpoint in monitor["spec"]["endpoints"]:
+            assert endpoint["path"] == "/metrics"
+            assert ports[endpoint["port"]]["targetPort"] in served, monitor["metadata"]["name"]
+    assert scraped == {"monitor-gateway", "monitor-gateway-review", "monitor-gateway-guard"}
+
+
+def container_settings(documents: list[dict[str, Any]], workload: str, kind: type[S]
+                       ) -> tuple[dict[str, Any], dict[str, Any], S]:
+    """A Deployment's pod, its one container, and the settings the container reads: the
+    ConfigMap's, then its own ``env`` over them (every name one of ``kind``'s)."""
+    pod = of_kind(documents, "Deployment", workload)["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    env = dict(of_kind(documents, "ConfigMap", "monitor-gateway")["data"])
+    own = {e["name"]: e["value"] for e in container.get("env", [])}
+    assert {n.removeprefix(ENV_PREFIX).lower() for n in own} <= set(kind.model_fields), own
+    env |= own
+    fields = {name.removeprefix(ENV_PREFIX).lower(): value for name, value in env.items()}
+    return pod, container, kind.model_validate(
+        {k: v for k, v in fields.items() if k in kind.model_fields})
+
+
+def test_the_review_service_and_the_guard_run_the_gateways_image_probed_on_their_port(
+) -> None:
+    documents = build(K8S / "overlays/production")
+    image = gateway_container(of_kind(documents, "Deployment", "monitor-gateway")[
+        "spec"]["template"]["spec"])["image"]
+    _, review, review_settings = container_settings(
+        documents, "monitor-gateway-review", ReviewSettings)
+    guard_pod, guard, guard_settings = container_settings(
+        documents, "monitor-gateway-guard", GuardSettings)
+    for container, args, host, port in (
+        (review, ["review"], review_settings.review_host, review_settings.review_port),
+        (guard, ["guard"], guard_settings.guard_host, guard_settings.guard_port),
+    ):
+        assert container["image"] == image and container["args"] == args
+        assert host == "0.0.0.0"
+        [named] = [p["name"] for p in container["ports"] if p["containerPort"] == port]
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            assert container[probe]["httpGet"] == {"path": "/health", "port": named}
+        assert container["resources"]["requests"]
+        assert container["securityContext"]["readOnlyRootFilesystem"]
+    # the guard judges within its budget: the offline monitor, in as many workers as the
+    # cores it asks for; it publishes its waiting decisions before it is killed
+    assert guard_settings.monitor == "offline"
+    assert guard_settings.workers == int(guard["resources"]["requests"]["cpu"])
+    assert guard_pod["terminationGracePeriodSeconds"] > guard_settings.shutdown_grace
+    # one review page: reviewers' sessions live in its process
+    review_deployment = of_kind(documents, "Deployment", "monitor-gateway-review")
+    assert review_deployment["spec"]["replicas"] == 1
+    assert review_deployment["spec"]["strategy"]["type"] == "Recreate"
+    token = of_kind(documents, "Secret", "monitor-gateway-review")["stringData"]
+    assert f"{ENV_PREFIX}REVIEW_TOKEN" in token
+    assert {e["secretRef"]["name"] for e in review["envFrom"] if "secretRef" in e} == \
+        {"monitor-gateway", "monitor-gateway-review"}
+    assert {e["secretRef"]["name"] for e in guard["envFrom"] if "secretRef" in e} == \
+        {"monitor-gateway"}  # the reviewers' token stays with the review page
+
+
+def test_the_review_sampler_runs_alone_and_is_restarted_when_it_exits() -> None:
+    """It serves no port: no probe, no scrape; the Deployment restarts it on an error."""
+    documents = build(K8S / "overlays/production")
+    pod, sampler, settings = container_settings(
+        documents, "monitor-gateway-review-sampler", ReviewSettings)
+    assert sampler["args"] == ["review-sampler"]
+    assert not {"ports", "startupProbe", "readinessProbe", "livenessProbe"} & set(sampler)
+    assert pod.get("restartPolicy", "Always") == "Always"
+    gateway = of_kind(documents, "ConfigMap", "monitor-gateway")["data"]
+    assert settings.verdict_topic == gateway[f"{ENV_PREFIX}VERDICT_TOPIC"]
+    assert settings.sampler_group != gateway[f"{ENV_PREFIX}GROUP_ID"]
