@@ -16,6 +16,7 @@ from paths import ROOT
 from prometheus_client import CollectorRegistry
 
 from monitor_gateway.gateway import Gateway
+from monitor_gateway.guard import GuardMetrics
 from monitor_gateway.monitors import RulesMonitor
 from monitor_gateway.settings import GatewaySettings
 from review.metrics import ProductionCollector
@@ -48,12 +49,13 @@ def test_rules_are_valid_and_their_unit_tests_pass() -> None:
 
 
 async def exported_names() -> set[str]:
-    """Every sample name a gateway's /metrics can show, from its real registry, and the
-    review service's production estimates."""
+    """Every sample name a gateway's /metrics can show, from its real registry, the
+    review service's production estimates and the guard's metrics."""
     registry = CollectorRegistry()
     gateway = Gateway(GatewaySettings(), RulesMonitor(), registry)
     await gateway.publisher.stop()  # never started: nothing is sent
     registry.register(ProductionCollector(ReviewQueue(ReviewSettings())))
+    GuardMetrics(registry)
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_count", "_sum"),
                 "gauge": ("",), "summary": ("_count", "_sum")}
     return {family.name + suffix for family in registry.collect()
@@ -105,12 +107,15 @@ def job_filters(query: str) -> dict[str, set[str]]:
 def wrong_job_filters(query: str) -> list[str]:
     """The metrics a panel's query reads without the job variable of the service that
     exports them: the review service's production estimates come from its own scrape job
-    (``$review_job``), everything else from the gateway's (``$job``). Recorded series
-    without a job label (the FAR budget) need none."""
+    (``$review_job``), the guard's metrics from its own (``$guard_job``), everything else
+    from the gateway's (``$job``). Recorded series without a job label (the FAR budget)
+    need none."""
     wrong = []
     for name, filters in job_filters(query).items():
         if name.startswith("monitor_gateway_production_"):
             wanted = {"$review_job"}
+        elif name.startswith("monitor_gateway_guard_"):
+            wanted = {"$guard_job"}
         elif ":" not in name or name.startswith("job_"):
             wanted = {"$job"}
         else:
@@ -158,7 +163,7 @@ def test_every_panel_and_query_uses_the_datasource_variable() -> None:
         assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
         for target in panel["targets"]:
             assert target["datasource"]["uid"] == "${datasource}", panel["title"]
-    for job in ("job", "review_job"):
+    for job in ("job", "review_job", "guard_job"):
         assert variables[job]["datasource"]["uid"] == "${datasource}"
 
 
@@ -168,17 +173,20 @@ def test_wrong_job_filters_finds_a_panel_reading_the_wrong_job() -> None:
     assert wrong_job_filters('monitor_gateway_production_labels{category="all"}')
     assert wrong_job_filters('monitor_gateway_production_miss_rate{job=~"$job"}')
     assert wrong_job_filters('monitor_gateway_verdicts_total{job=~"$review_job"}')
+    assert wrong_job_filters('monitor_gateway_guard_decisions_total{job=~"$job"}')
     assert wrong_job_filters('job_category:monitor_gateway_miss_rate:ratio_rate5m')
 
 
 def test_every_panel_reads_the_job_that_exports_its_metrics() -> None:
-    """Production estimates come from the review service's job, the rest from the
-    gateway's: each variable lists the jobs that export its metrics, and each panel
-    filters on the variable of the metrics it reads."""
+    """Production estimates come from the review service's job, the guard's metrics from
+    the guard's, the rest from the gateway's: each variable lists the jobs that export its
+    metrics, and each panel filters on the variable of the metrics it reads."""
     variables = {v["name"]: v for v in DASHBOARD["templating"]["list"]}
     assert re.fullmatch(r"label_values\(monitor_gateway_production_\w+, *job\)",
                         variables["review_job"]["definition"])
-    assert re.fullmatch(r"label_values\(monitor_gateway_(?!production_)\w+, *job\)",
+    assert re.fullmatch(r"label_values\(monitor_gateway_guard_\w+, *job\)",
+                        variables["guard_job"]["definition"])
+    assert re.fullmatch(r"label_values\(monitor_gateway_(?!production_|guard_)\w+, *job\)",
                         variables["job"]["definition"])
     for panel in panels():
         for target in panel["targets"]:
