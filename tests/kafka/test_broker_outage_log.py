@@ -1,0 +1,76 @@
+"""The log in a Kafka broker outage: a broker process of the test's own is stopped under a
+running gateway and started again on the same port. The log shows one line when it goes
+(naming the bootstrap servers), reminders while it is gone, one line when it is back, and
+none of the Kafka client's own per-attempt connection errors; ``/health`` and the
+``broker_available`` gauge follow it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import pytest
+from kafka_io import running
+
+from monitor_gateway.embedded import EmbeddedBroker, create_topics
+from monitor_gateway.monitors import RulesMonitor
+from monitor_gateway.settings import GatewaySettings
+
+pytestmark = pytest.mark.kafka
+
+# what aiokafka says, every ~2 s a client, about a broker it cannot reach
+CLIENT_LINES = ("Unable connect", "Unable to update metadata", "NodeNotReadyError",
+                "KafkaConnectionError", "Connection refused", "Marking the coordinator dead")
+
+
+async def available(gateway_registry: object, value: float, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while gateway_registry.get_sample_value(  # type: ignore[attr-defined]
+            "monitor_gateway_broker_available") != value:
+        assert time.monotonic() < deadline, f"broker_available never became {value}"
+        await asyncio.sleep(0.2)
+
+
+async def test_a_broker_outage_is_three_kinds_of_line_not_a_flood(
+    settings: GatewaySettings, caplog: pytest.LogCaptureFixture,
+) -> None:
+    own = EmbeddedBroker().start()
+    settings = settings.model_copy(update={"kafka_bootstrap": own.bootstrap,
+                                           "broker_reminder": 3.0})
+    topics = {settings.input_topic: 2, settings.verdict_topic: 1, settings.dlq_topic: 1}
+    try:
+        await create_topics(settings, topics)
+        caplog.set_level(logging.INFO)
+        async with running(settings, RulesMonitor()) as gateway:
+            healthy_before = await gateway.healthy()
+            caplog.clear()
+            own.stop()
+            await available(gateway.registry, 0, timeout=10)
+            healthy_meanwhile = await gateway.healthy()
+            await asyncio.sleep(8.0)  # aiokafka logs its errors every ~2 s meanwhile
+            own = EmbeddedBroker(port=own.port).start()  # memory only: the topics again
+            await create_topics(settings, topics)
+            await available(gateway.registry, 1, timeout=30)
+            healthy_after = await gateway.healthy()
+            held = gateway.registry.get_sample_value(
+                "monitor_gateway_kafka_client_errors_held_total")
+            lines = [(r.levelno, r.name, r.getMessage()) for r in caplog.records]
+    finally:
+        own.stop()
+
+    client = [m for level, name, m in lines if name.startswith("aiokafka")
+              and any(part in m for part in CLIENT_LINES)]
+    assert client == []  # without the filter: a dozen of them (each client, every ~2 s)
+    gateway_lines = [(level, message) for level, name, message in lines
+                     if name == "monitor_gateway.gateway"]
+    what = f"Kafka broker connection (bootstrap {own.bootstrap})"
+    went = [m for level, m in gateway_lines if m.startswith(f"{what} failing (unreachable")]
+    reminders = [m for level, m in gateway_lines if m.startswith(f"{what} still failing after")]
+    back = [(level, m) for level, m in gateway_lines if m.startswith(f"{what} working again")]
+    assert len(went) == 1 and went[0].endswith("; retrying"), gateway_lines
+    assert 2 <= len(reminders) <= 4, gateway_lines  # every 3 s of an outage of 9-15 s
+    assert len(back) == 1 and back[0][0] == logging.INFO, gateway_lines
+    assert "client error lines held back" in back[0][1]
+    assert held is not None and held > 0
+    assert healthy_before and not healthy_meanwhile and healthy_after
