@@ -132,7 +132,8 @@ def unreachable(record: logging.LogRecord) -> bool:
 class ConnectionFailures(logging.Filter):
     """Holds back the Kafka client's lines that say a connection to the broker failed
     (aiokafka logs one every retry, every ~2 s a client, for as long as the broker is
-    down), calling ``held_back`` for each instead; every other line passes."""
+    down), calling ``held_back`` for each instead; every other line passes. With several
+    gateways in one process (tests), the first one installed counts each such line."""
 
     def __init__(self, held_back: Callable[[], None]) -> None:
         super().__init__()
