@@ -2,19 +2,25 @@
 running gateway and started again on the same port. The log shows one line when it goes
 (naming the bootstrap servers), reminders while it is gone, one line when it is back, and
 none of the Kafka client's own per-attempt connection errors; ``/health`` and the
-``broker_available`` gauge follow it."""
+``broker_available`` gauge follow it. Once in process, once as ``monitor-gateway serve``
+reading its stderr."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 import logging
+import os
 import re
+import signal
 import time
 
+import aiohttp
 import pytest
 from kafka_io import running
+from paths import ROOT, TESTS
 from prometheus_client import CollectorRegistry
+from test_process import serve, wait_healthy
 
 from monitor_gateway.embedded import EmbeddedBroker, create_topics
 from monitor_gateway.monitors import RulesMonitor
@@ -33,6 +39,18 @@ async def available(registry: CollectorRegistry, value: float, timeout: float) -
     while registry.get_sample_value("monitor_gateway_broker_available") != value:
         assert time.monotonic() < deadline, f"broker_available never became {value}"
         await asyncio.sleep(0.2)
+
+
+async def scraped(port: int, line: str, timeout: float = 10.0) -> None:
+    """Wait for ``/metrics`` to show ``line``."""
+    deadline = time.monotonic() + timeout
+    async with aiohttp.ClientSession() as http:
+        while True:
+            async with http.get(f"http://127.0.0.1:{port}/metrics") as response:
+                if line in (await response.text()).splitlines():
+                    return
+            assert time.monotonic() < deadline, f"/metrics never showed {line}"
+            await asyncio.sleep(0.2)
 
 
 async def test_a_broker_outage_is_three_kinds_of_line_not_a_flood(
@@ -80,3 +98,43 @@ async def test_a_broker_outage_is_three_kinds_of_line_not_a_flood(
     assert "client error lines held back" in back[0][1]
     assert held is not None and held > 0
     assert healthy_before and not healthy_meanwhile and healthy_after
+
+
+async def test_serves_log_shows_the_outage_and_not_the_clients_errors(
+    settings: GatewaySettings, capfd: pytest.CaptureFixture[str],
+) -> None:
+    own = EmbeddedBroker().start()
+    settings = settings.model_copy(update={"kafka_bootstrap": own.bootstrap})
+    topics = {settings.input_topic: 2, settings.verdict_topic: 1, settings.dlq_topic: 1}
+    process = None
+    try:
+        await create_topics(settings, topics)
+        process, port = serve(settings, MONITOR_GATEWAY_MONITOR="rules",
+                              PYTHONPATH=f"{ROOT}{os.pathsep}{TESTS}")  # this checkout's code
+        await wait_healthy(port)
+        capfd.readouterr()
+        own.stop()
+        await scraped(port, "monitor_gateway_broker_available 0.0")
+        async with aiohttp.ClientSession() as http, http.get(
+                f"http://127.0.0.1:{port}/health") as response:
+            health = response.status
+        await asyncio.sleep(6.0)
+        own = EmbeddedBroker(port=own.port).start()
+        await create_topics(settings, topics)
+        await scraped(port, "monitor_gateway_broker_available 1.0", timeout=30)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+    finally:
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+        own.stop()
+
+    log = capfd.readouterr().err.splitlines()
+    what = f"Kafka broker connection (bootstrap {own.bootstrap})"
+    assert [line for line in log if " aiokafka" in line
+            and any(part in line for part in CLIENT_LINES)] == []
+    gone = [line for line in log if f"WARNING monitor_gateway.gateway: {what} failing" in line]
+    back = [line for line in log if f"INFO monitor_gateway.gateway: {what} working again" in line]
+    assert len(gone) == 1 and len(back) == 1, log
+    assert health == 503
