@@ -18,6 +18,7 @@ import time
 import aiohttp
 import pytest
 from kafka_io import running
+from loglines import lines_of
 from paths import ROOT, TESTS
 from prometheus_client import CollectorRegistry
 from test_process import serve, wait_healthy
@@ -54,7 +55,7 @@ async def scraped(port: int, line: str, timeout: float = 10.0) -> None:
 
 
 async def test_a_broker_outage_is_three_kinds_of_line_not_a_flood(
-    settings: GatewaySettings, caplog: pytest.LogCaptureFixture,
+    settings: GatewaySettings,
 ) -> None:
     own = EmbeddedBroker().start()
     settings = settings.model_copy(update={"kafka_bootstrap": own.bootstrap,
@@ -62,21 +63,20 @@ async def test_a_broker_outage_is_three_kinds_of_line_not_a_flood(
     topics = {settings.input_topic: 2, settings.verdict_topic: 1, settings.dlq_topic: 1}
     try:
         await create_topics(settings, topics)
-        caplog.set_level(logging.INFO)
         async with running(settings, RulesMonitor()) as gateway:
             healthy_before = await gateway.healthy()
-            caplog.clear()
-            own.stop()
-            await available(gateway.registry, 0, timeout=10)
-            healthy_meanwhile = await gateway.healthy()
-            await asyncio.sleep(8.0)  # aiokafka logs its errors every ~2 s meanwhile
-            own = EmbeddedBroker(port=own.port).start()  # memory only: the topics again
-            await create_topics(settings, topics)
-            await available(gateway.registry, 1, timeout=30)
-            healthy_after = await gateway.healthy()
-            held = gateway.registry.get_sample_value(
-                "monitor_gateway_kafka_client_errors_held_total")
-            lines = [(r.levelno, r.name, r.getMessage()) for r in caplog.records]
+            with lines_of() as log:
+                own.stop()
+                await available(gateway.registry, 0, timeout=10)
+                healthy_meanwhile = await gateway.healthy()
+                await asyncio.sleep(8.0)  # aiokafka logs its errors every ~2 s meanwhile
+                own = EmbeddedBroker(port=own.port).start()  # memory only: the topics again
+                await create_topics(settings, topics)
+                await available(gateway.registry, 1, timeout=30)
+                healthy_after = await gateway.healthy()
+                held = gateway.registry.get_sample_value(
+                    "monitor_gateway_kafka_client_errors_held_total")
+            lines = [(r.levelno, r.name, r.getMessage()) for r in log.records]
     finally:
         own.stop()
 

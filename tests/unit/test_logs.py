@@ -12,6 +12,7 @@ from aiokafka.errors import (
     RequestTimedOutError,
     UnknownTopicOrPartitionError,
 )
+from loglines import lines_of
 
 from monitor_gateway.logs import ConnectionFailures, Outage, RepeatFilter
 
@@ -54,18 +55,18 @@ def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(
     ]
 
 
-def test_a_long_outage_is_reminded_and_its_end_is_info(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_long_outage_is_reminded_and_its_end_is_info() -> None:
     now = [0.0]
-    outage = Outage("Kafka broker", logging.getLogger("test"), clock=lambda: now[0],
+    outage = Outage("Kafka broker", logging.getLogger("test.reminders"), clock=lambda: now[0],
                     remind=60.0, recovered=logging.INFO)
-    with caplog.at_level(logging.INFO):
+    with lines_of("test.reminders") as lines:
         for second in range(0, 150, 2):  # a check every 2 s for 150 s
             now[0] = float(second)
             outage.held_back()
             outage.failed("unreachable")
         now[0] = 150.0
         outage.succeeded()
-    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+    assert lines.lines == [
         (logging.WARNING, "Kafka broker failing (unreachable); retrying"),
         (logging.WARNING, "Kafka broker still failing after 60s (30 failed attempts, "
                           "31 client error lines held back; unreachable); retrying"),
@@ -126,22 +127,20 @@ def test_every_other_line_passes(name: str, msg: str, args: tuple[object, ...] |
     assert held == []
 
 
-def test_installed_on_aiokafkas_own_loggers_it_holds_their_lines_back(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+def test_installed_on_aiokafkas_own_loggers_it_holds_their_lines_back() -> None:
     held: list[None] = []
     quiet = ConnectionFailures(lambda: held.append(None))
-    fetcher = logging.getLogger("aiokafka.consumer.fetcher")
+    client, fetcher = logging.getLogger("aiokafka"), logging.getLogger("aiokafka.consumer.fetcher")
     quiet.install()
     try:
-        with caplog.at_level(logging.WARNING):
-            logging.getLogger("aiokafka").error("Unable to update metadata from %s", [1])
+        with lines_of("aiokafka") as lines:  # where the fetcher's lines pass too
+            client.error("Unable to update metadata from %s", [1])
             fetcher.error("Failed fetch messages from %s: %s", 1, NodeNotReadyError("1"))
             fetcher.error("Failed fetch messages from %s: %s", 1,
                           UnknownTopicOrPartitionError())
     finally:
         quiet.remove()
-    assert [r.getMessage() for r in caplog.records] == [
-        "Failed fetch messages from 1: [Error 3] UnknownTopicOrPartitionError"]
+    assert lines.lines == [
+        (logging.ERROR, "Failed fetch messages from 1: [Error 3] UnknownTopicOrPartitionError")]
     assert len(held) == 2
     assert quiet not in fetcher.filters
