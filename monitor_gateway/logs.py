@@ -121,7 +121,7 @@ UNREACHABLE_LINES = frozenset({
 def unreachable(record: logging.LogRecord) -> bool:
     """A Kafka client (aiokafka) line that says a connection to the broker failed: one
     of :data:`UNREACHABLE_LINES`, or any line whose arguments include such an error."""
-    if not record.name.startswith("aiokafka"):
+    if record.name.split(".")[0] != "aiokafka":
         return False
     if str(record.msg) in UNREACHABLE_LINES:
         return True
