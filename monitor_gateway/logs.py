@@ -3,7 +3,10 @@
 During a broker outage every in-flight publish, every commit and the Kafka client itself
 report the same failure, dozens of times a second. :class:`RepeatFilter` lets the first line
 of a kind through and counts the rest for ``interval`` seconds; :class:`Outage` turns a
-run of failures into one line when it starts and one when it ends.
+run of failures into one line when it starts, a reminder now and then while it lasts, and
+one when it ends; :class:`ConnectionFailures` holds back the Kafka client's own lines that
+a connection failed (one every retry, for as long as the broker is down), counting them
+into the broker's outage instead.
 """
 
 from __future__ import annotations
@@ -11,6 +14,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+
+from aiokafka.errors import (
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    NodeNotReadyError,
+    RequestTimedOutError,
+)
 
 
 class RepeatFilter(logging.Filter):
@@ -48,25 +58,106 @@ def install_repeat_filter(interval: float = 10.0) -> None:
 
 
 class Outage:
-    """One line when ``what`` starts failing, one when it works again, with the count."""
+    """One WARNING line when ``what`` starts failing, one when it works again (at
+    ``recovered``), with the count; with ``remind``, a WARNING reminder at most every
+    ``remind`` seconds while it lasts, saying for how long. Lines of others held back in
+    its name (:meth:`held_back`) are counted in its reminders and its last line; those
+    held back while it works (a blip it never saw fail) are not reported by it."""
 
     def __init__(self, what: str, logger: logging.Logger,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, remind: float | None = None,
+                 recovered: int = logging.WARNING) -> None:
         self.what = what
         self._log = logger
         self._clock = clock
+        self._remind = remind
+        self._recovered = recovered
         self.since: float | None = None
+        self._said = 0.0  # when its last line was logged
         self.failures = 0
+        self.held = 0
 
     def failed(self, reason: object) -> None:
+        now = self._clock()
         if self.since is None:
-            self.since = self._clock()
+            self.since = self._said = now
             self.failures = 0
             self._log.warning("%s failing (%s); retrying", self.what, reason)
+        elif self._remind is not None and now - self._said >= self._remind:
+            self._said = now
+            self._log.warning("%s still failing after %.0fs (%d failed attempts%s; %s); "
+                              "retrying", self.what, now - self.since, self.failures,
+                              self._held, reason)
         self.failures += 1
+
+    def held_back(self) -> None:
+        """A line of someone else's about this failure was held back: counted instead."""
+        self.held += 1
 
     def succeeded(self) -> None:
         if self.since is not None:
-            self._log.warning("%s working again after %.1fs (%d failed attempts)", self.what,
-                              self._clock() - self.since, self.failures)
+            self._log.log(self._recovered, "%s working again after %.1fs (%d failed attempts%s)",
+                          self.what, self._clock() - self.since, self.failures, self._held)
             self.since = None
+        self.held = 0
+
+    @property
+    def _held(self) -> str:
+        return f", {self.held} client error lines held back" if self.held else ""
+
+
+# what the Kafka client raises, and logs, when the broker cannot be reached
+UNREACHABLE = (KafkaConnectionError, KafkaTimeoutError, NodeNotReadyError,
+               RequestTimedOutError, OSError, TimeoutError)
+# the Kafka client's lines that say so whatever their arguments are
+UNREACHABLE_LINES = frozenset({
+    'Unable connect to "%s:%s": %s',
+    "Unable connect to node with id %s: %s",
+    "Unable to update metadata from %s",
+    "Marking the coordinator dead (node %s)for group %s.",
+})
+
+
+def unreachable(record: logging.LogRecord) -> bool:
+    """A Kafka client (aiokafka) line that says a connection to the broker failed: one
+    of :data:`UNREACHABLE_LINES`, or any line whose arguments include such an error."""
+    if record.name.split(".")[0] != "aiokafka":
+        return False
+    if str(record.msg) in UNREACHABLE_LINES:
+        return True
+    args = record.args if isinstance(record.args, tuple) else ()
+    return any(isinstance(arg, UNREACHABLE) for arg in args)
+
+
+class ConnectionFailures(logging.Filter):
+    """Holds back the Kafka client's lines that say a connection to the broker failed
+    (aiokafka logs one every retry, every ~2 s a client, for as long as the broker is
+    down), calling ``held_back`` for each instead; every other line passes. With several
+    gateways in one process (tests), the first one installed counts each such line."""
+
+    def __init__(self, held_back: Callable[[], None]) -> None:
+        super().__init__()
+        self._held_back = held_back
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if unreachable(record):
+            self._held_back()
+            return False
+        return True
+
+    def install(self) -> None:
+        """On every aiokafka logger: a logger's filters see only the lines logged on it
+        (not those its children pass up), and aiokafka logs on one a module."""
+        for logger in kafka_loggers():
+            logger.addFilter(self)
+
+    def remove(self) -> None:
+        for logger in kafka_loggers():
+            logger.removeFilter(self)
+
+
+def kafka_loggers() -> list[logging.Logger]:
+    """The aiokafka loggers: importing aiokafka (as this module does) imports its client
+    modules, each of which makes its logger then."""
+    return [logger for name, logger in logging.root.manager.loggerDict.items()
+            if isinstance(logger, logging.Logger) and name.split(".")[0] == "aiokafka"]

@@ -138,6 +138,17 @@ class Metrics:
             "paused), else 1.", registry=registry,
         )
         self.backend_available.set(1)
+        self.broker_available = Gauge(
+            "monitor_gateway_broker_available",
+            "0 while the Kafka broker does not answer the gateway's check (every 2 s), "
+            "else 1.", registry=registry,
+        )
+        self.broker_available.set(1)
+        self.kafka_client_errors_held = Counter(
+            "monitor_gateway_kafka_client_errors_held",
+            "The Kafka client's log lines that a connection to the broker failed, held back "
+            "from the log (the broker outage's own lines count them).", registry=registry,
+        )
         self.internal_errors = Counter(
             "monitor_gateway_internal_errors",
             "Faults of the gateway's own on a record (each one logged with its traceback).",

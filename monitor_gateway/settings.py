@@ -139,6 +139,8 @@ class GatewaySettings(KafkaSettings):
     owner."""
     commit_interval: float = Field(default=0.5, gt=0)
     """Seconds between offset commits (and lag reports)."""
+    broker_reminder: float = Field(default=60.0, gt=0)
+    """Seconds between the log's reminders that the Kafka broker is still unreachable."""
     auto_offset_reset: Literal["earliest", "latest"] = "earliest"
     """Where a new consumer group starts reading."""
     fetch_max_records: int = Field(default=500, ge=1)
