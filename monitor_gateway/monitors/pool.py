@@ -29,6 +29,7 @@ import contextlib
 import math
 import multiprocessing
 import os
+import signal
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -77,6 +78,11 @@ class Judged:
 def _start(build: Factory, settings: GatewaySettings) -> None:
     global _monitor, _max_bytes
     die_with_parent()  # a gateway killed without a chance to shut its pool leaves no worker
+    # Ctrl-C signals the terminal's whole process group: the gateway drains on it, and its
+    # workers finish what they hold until the pool shuts them down. A worker that took the
+    # SIGINT printed a KeyboardInterrupt traceback, and one that was judging sent it back
+    # as its batch's outcome, which ended the gateway with exit code 130, undrained.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(os, "nice"):  # POSIX
         os.nice(WORKER_NICENESS)
     monitor = build(settings.model_copy(update={"workers": 0}))
