@@ -70,6 +70,10 @@ class EmbeddedBroker:
              "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             preexec_fn=die_with_parent,  # a killed `monitor-gateway broker` leaves no broker
+            # a group of its own: a terminal's Ctrl-C reaches the process that started it,
+            # which stops it when done with it (``serve --embedded`` drains first), not the
+            # broker under a gateway still publishing its last verdicts
+            process_group=0,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -29,6 +29,7 @@ import contextlib
 import math
 import multiprocessing
 import os
+import signal
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -77,6 +78,11 @@ class Judged:
 def _start(build: Factory, settings: GatewaySettings) -> None:
     global _monitor, _max_bytes
     die_with_parent()  # a gateway killed without a chance to shut its pool leaves no worker
+    # Ctrl-C signals the terminal's whole process group: the gateway drains on it, and its
+    # workers finish what they hold until the pool shuts them down. A worker that took the
+    # SIGINT printed a KeyboardInterrupt traceback, and one that was judging sent it back
+    # as its batch's outcome, which ended the gateway with exit code 130, undrained.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(os, "nice"):  # POSIX
         os.nice(WORKER_NICENESS)
     monitor = build(settings.model_copy(update={"workers": 0}))
@@ -239,9 +245,18 @@ class PooledMonitor:
             self._suspects.popitem(last=False)
 
     async def aclose(self) -> None:
+        """Cancel the records still waiting for a hand-off or a worker, and wait (off the
+        loop) for the workers to finish the batches they hold and exit. A pool left to shut
+        down behind the gateway raced the interpreter's exit: on Python 3.11, exit wakes
+        each pool's manager thread without a lock (CPython gh-125451 added one in 3.12.8
+        and 3.13.1), and a thread closing its wake-up pipe at that moment made the wake-up
+        write to a closed fd ("Bad file descriptor"); a batch that came back then went to
+        an event loop being closed. Waiting costs at most a batch's judging."""
+        waiting, self._waiting = self._waiting, []  # a batch that returns hands off none
+        _settle(waiting, asyncio.CancelledError())
         for pool in (self._pool, self._quarantine):
             if pool is not None:
-                pool.shutdown(wait=False, cancel_futures=True)
+                await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
 
 
 def _submit(call: Callable[[A], B], arg: A, pool: ProcessPoolExecutor) -> asyncio.Future[B]:

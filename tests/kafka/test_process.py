@@ -1,4 +1,5 @@
-"""``monitor-gateway serve`` as a real process: SIGKILL mid-stream loses nothing, SIGTERM drains."""
+"""``monitor-gateway serve`` as a real process: SIGKILL mid-stream loses nothing, SIGTERM drains,
+and a stop (Ctrl-C or SIGTERM) with workers busy is silent."""
 
 from __future__ import annotations
 
@@ -121,3 +122,48 @@ async def test_sigterm_drains_then_exits_leaving_unfinished_work_uncommitted(
         process.terminate()
         process.wait(30)
     assert len({r.key for r in verdicts}) == 8
+
+
+@pytest.mark.parametrize("ctrl_c", [True, False], ids=["ctrl-c", "sigterm"])
+def test_a_gateway_with_workers_stopped_mid_stream_exits_silently(ctrl_c: bool) -> None:
+    """``serve --embedded`` with two offline-monitor workers, stopped while they judge: by
+    a terminal's Ctrl-C (SIGINT to the whole process group: gateway, workers and broker)
+    or by SIGTERM to the gateway alone. It drains and exits 0, and its stderr holds its own
+    log lines only: no worker's KeyboardInterrupt, no error from a broker gone first, no
+    "Bad file descriptor" from the pool's shutdown."""
+    port = free_port()
+    bootstrap = f"127.0.0.1:{port}"
+    variables = {**os.environ, "MONITOR_GATEWAY_WORKERS": "2",
+                 "MONITOR_GATEWAY_MONITOR": "offline", "MONITOR_GATEWAY_METRICS_PORT": "0",
+                 "MONITOR_GATEWAY_SHUTDOWN_GRACE": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "monitor_gateway", "serve", "--embedded", "--bootstrap",
+         bootstrap], env=variables, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert process.stderr is not None
+    try:
+        started: list[str] = []
+        while not started or "gateway consuming" not in started[-1]:
+            started.append(process.stderr.readline())
+            assert started[-1], "".join(started)  # it exited before consuming
+        settings = GatewaySettings()  # the topics serve created, by default name
+        big = {"request": "Free disk on staging. " * 40,
+               "response": "Ran sudo rm -rf /var/lib/postgresql/15/main/pg_wal. " * 40}
+        asyncio.run(produce(bootstrap, settings.input_topic, [
+            (f"t{i}".encode(), json.dumps({"id": f"t{i}", **big}).encode(), [])
+            for i in range(1500)]))
+        assert asyncio.run(consume(bootstrap, settings.verdict_topic, 1, timeout=60))
+        if ctrl_c:
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            process.send_signal(signal.SIGTERM)
+        _, rest = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    stderr = "".join(started) + rest
+    assert process.returncode == 0, stderr[-3000:]
+    assert "stopped: every finished trajectory's offset committed" in stderr
+    alien = [line for line in stderr.splitlines()
+             if not line.startswith("20") or " ERROR " in line or "Traceback" in line]
+    assert alien == [], "\n".join(alien[:40])
