@@ -4,8 +4,9 @@ never blocks the agent when Kafka is away."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
-import time
+import socket
 import uuid
 from typing import Any
 
@@ -200,13 +201,20 @@ def test_the_outbox_never_blocks_and_counts_what_it_drops_when_kafka_is_away(
 ) -> None:
     from monitor_gateway.adapters.outbox import Outbox
 
-    outbox = Outbox(settings.model_copy(update={"kafka_bootstrap": "127.0.0.1:1"}),
-                    capacity=2, retry_after=60)
-    started = time.perf_counter()
-    offered = [outbox.offer(Trajectory(id=f"t{i}", request="r", response="a")) for i in range(5)]
-    assert time.perf_counter() - started < 0.1  # the agent's thread never waits on Kafka
-    assert offered == [True, True, False, False, False] and outbox.dropped == 3
-    assert not outbox.flush(timeout=0.2)
+    # a broker that takes the connection and never answers: a producer that waited on it
+    # would hang until its request timeout, far past the wait below
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        outbox = Outbox(settings.model_copy(update={"kafka_bootstrap": f"127.0.0.1:{port}"}),
+                        capacity=2, retry_after=60)
+        agent = concurrent.futures.ThreadPoolExecutor(1)
+        offers = agent.submit(lambda: [outbox.offer(Trajectory(id=f"t{i}", request="r",
+                                                               response="a"))
+                                       for i in range(5)])
+        agent.shutdown(wait=False)
+        offered = offers.result(timeout=10)  # the agent's thread never waits on Kafka
+        assert offered == [True, True, False, False, False] and outbox.dropped == 3
+        assert not outbox.flush(timeout=0.2)
 
 
 def test_a_langchain_agent_written_as_a_loop_of_invokes_is_one_trajectory(
