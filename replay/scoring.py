@@ -147,12 +147,11 @@ def operating_threshold(scored: Sequence[Scored], thresholds: Iterable[float]
     one run in ten of ordinary work is not run at all, so false alarms are bounded first
     and misses are what is left to lower; and a share at the edge of its bound on the data
     the point is chosen on is over it on the next data as often as not."""
-    thresholds = list(thresholds)
+    figured = [(threshold, _bounded(scored, threshold)) for threshold in thresholds]
     for within in (lambda value, samples: wilson_share(value, samples)[1],
                    lambda value, samples: value):
         kept = []
-        for threshold in thresholds:
-            figures = _bounded(scored, threshold)
+        for threshold, figures in figured:
             if all(not samples or within(value, samples) <= OFFLINE_BOUNDS[name]
                    for name, (value, samples) in figures.items() if name != "MR"):
                 kept.append((figures["MR"][0], threshold,
