@@ -7,6 +7,7 @@ import asyncio
 import concurrent.futures
 import json
 import socket
+import time
 import uuid
 from typing import Any
 
@@ -197,13 +198,16 @@ def test_a_langgraph_run_becomes_one_trajectory_with_its_tool_calls(
 
 
 def test_the_outbox_never_blocks_and_counts_what_it_drops_when_kafka_is_away(
-    settings: GatewaySettings,
+    settings: GatewaySettings, caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """And ``close()`` ends its thread while it waits a minute to retry, instead of leaving
+    it to retry for the rest of the process."""
     from monitor_gateway.adapters.outbox import Outbox
 
     # a broker that takes the connection and never answers: a producer that waited on it
     # would hang until its request timeout, far past the wait below
-    with socket.create_server(("127.0.0.1", 0)) as silent:
+    with socket.create_server(("127.0.0.1", 0)) as silent, \
+            caplog.at_level("WARNING", logger="monitor_gateway.adapters.outbox"):
         port = silent.getsockname()[1]
         outbox = Outbox(settings.model_copy(update={"kafka_bootstrap": f"127.0.0.1:{port}"}),
                         capacity=2, retry_after=60)
@@ -215,6 +219,14 @@ def test_the_outbox_never_blocks_and_counts_what_it_drops_when_kafka_is_away(
         offered = offers.result(timeout=10)  # the agent's thread never waits on Kafka
         assert offered == [True, True, False, False, False] and outbox.dropped == 3
         assert not outbox.flush(timeout=0.2)
+        # the connection attempt gives up (CONNECT_TIMEOUT, 5 s): the thread waits to retry
+        deadline = time.monotonic() + 15
+        while "retrying in 60s" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "retrying in 60s" in caplog.text
+        assert outbox.close(timeout=2)  # woken from its minute's wait
+        assert not outbox.offer(Trajectory(id="late", request="r", response="a"))
+        assert outbox.dropped == 4
 
 
 def test_a_langchain_agent_written_as_a_loop_of_invokes_is_one_trajectory(
