@@ -34,6 +34,11 @@ def received(settings: GatewaySettings, run_id: str) -> Trajectory:
     return scripted(Trajectory.model_validate_json(record.value), run_id)
 
 
+def received_ids(settings: GatewaySettings, count: int) -> list[str]:
+    return [record.key.decode() for record in
+            asyncio.run(consume(settings.kafka_bootstrap, settings.input_topic, count))]
+
+
 def scripted(trajectory: Trajectory, run_id: str) -> Trajectory:
     """``trajectory``, checked to be the scripted run's."""
     assert trajectory.id == run_id
@@ -86,6 +91,33 @@ def test_a_trace_of_genai_spans_becomes_one_trajectory_with_its_tool_calls(
     assert processor.force_flush(30_000)
     trajectory = received(settings, f"{root.get_span_context().trace_id:032x}")
     assert trajectory.metadata["agent"] == "ops"
+
+
+def test_shutting_down_the_tracer_closes_the_outbox_its_processor_made(
+    settings: GatewaySettings, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The processor's own outbox sends what it holds and ends its thread on shutdown; an
+    outbox the caller passed in is the caller's to close."""
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from monitor_gateway.adapters.otel import TrajectorySpanProcessor
+    from monitor_gateway.adapters.outbox import Outbox
+
+    monkeypatch.setenv("MONITOR_GATEWAY_KAFKA_BOOTSTRAP", settings.kafka_bootstrap)
+    monkeypatch.setenv("MONITOR_GATEWAY_INPUT_TOPIC", settings.input_topic)
+    shared = Outbox(settings)
+    own, given = TrajectorySpanProcessor(), TrajectorySpanProcessor(shared)
+    provider = TracerProvider()
+    for processor in (own, given):
+        provider.add_span_processor(processor)
+    sent = Trajectory(id="before-shutdown", request="r", response="a")
+    assert own.outbox.offer(sent)
+    provider.shutdown()
+    assert received_ids(settings, 1) == ["before-shutdown"]  # flushed first
+    assert not own.outbox.offer(Trajectory(id="after", request="r", response="a"))
+    assert shared.offer(Trajectory(id="still-open", request="r", response="a"))
+    assert shared.flush(30) and shared.close()
 
 
 @pytest.mark.parametrize("api", ["chat_completions", "responses"])
