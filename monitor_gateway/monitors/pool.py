@@ -279,7 +279,8 @@ class PooledMonitor:
         pool's manager thread without a lock (CPython gh-125451 added one in 3.12.8 and
         3.13.1), and a thread closing its wake-up pipe at that moment made the wake-up write
         to a closed fd ("Bad file descriptor"); a batch that came back then went to an
-        event loop being closed. Waiting costs at most a batch's judging."""
+        event loop being closed. Waiting costs at most a batch's judging, or ``wait``.
+        Broken pools still shutting down (``_retire``) are waited for too."""
         self._closed = True
         waiting, self._waiting = self._waiting, []  # a batch that returns hands off none
         _settle(waiting, asyncio.CancelledError())
