@@ -11,7 +11,10 @@ import asyncio
 import logging
 from functools import partial
 
+from aiokafka.errors import KafkaError
 from pydantic import ValidationError
+
+from monitor_gateway.client import TopicMissing
 
 from .queue import ReviewQueue
 
@@ -54,10 +57,17 @@ class Health:
 
 
 def _ending(task: asyncio.Task[None]) -> str:
+    """How ``task`` ended, for anyone who can reach ``/health`` (no login): the message of
+    a Kafka or network error (topics, addresses), only the type of any other, whose message
+    might quote a record; the log has it whole."""
     if task.cancelled():
         return "cancelled"
     exc = task.exception()
-    return one_line(exc) if exc is not None else "it returned"
+    if exc is None:
+        return "it returned"
+    if isinstance(exc, TopicMissing | KafkaError | OSError):
+        return one_line(exc)
+    return f"{type(exc).__name__} (its traceback is in the log)"
 
 
 def one_line(exc: BaseException) -> str:
