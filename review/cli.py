@@ -5,7 +5,6 @@ service never imports this layer)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 import signal
 from collections.abc import Awaitable, Callable
@@ -21,6 +20,11 @@ from replay.dataset import DatasetError, Sample
 from replay.sources import resolve
 
 from .settings import ReviewSettings
+
+# seconds the page's tasks get to end on SIGTERM before they are cancelled: the sampler's
+# batch may wait TRAJECTORY_WAIT for each pick's trajectory; cancelled, its offsets stay
+# uncommitted and the next start picks the same verdicts again (review/sampler.py)
+STOP_WAIT = 10.0
 
 
 def register(app: typer.Typer) -> None:
@@ -98,6 +102,7 @@ def review(
         raise fail("the review page needs the review extra: "
                    "pip install 'monitor-gateway[review]'") from None
     from .auto import review_from
+    from .health import Health
     from .queue import ReviewQueue
     from .sampler import Sampler
 
@@ -118,23 +123,28 @@ def review(
     async def serve(stop: asyncio.Event) -> None:
         queue = ReviewQueue(settings)
         await queue.start()
-        web = ReviewApp(queue, secret or secrets.token_urlsafe(32))
+        health = Health(queue)
+        web = ReviewApp(queue, secret or secrets.token_urlsafe(32), health)
         server = uvicorn.Server(uvicorn.Config(web.app(), host=settings.review_host,
                                                port=settings.review_port, log_level="warning"))
         tasks = [asyncio.create_task(server.serve())]
         if auto_from is not None:
             reviewer = f"auto:{Path(auto_from).name}"
             tasks.append(asyncio.create_task(review_from(queue, samples, reviewer, stop)))
+            health.watch("scripted reviewer", tasks[-1])
         if sampler:
             tasks.append(asyncio.create_task(Sampler(settings).run(stop)))
+            health.watch("review sampler", tasks[-1])
         console.print(f"review page on http://{settings.review_host}:{settings.review_port}/"
                       + (f", answering from {auto_from}" if auto_from else ""), highlight=False)
         try:
             await stop.wait()
         finally:
             server.should_exit = True
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(*tasks)
+            _, late = await asyncio.wait(tasks, timeout=STOP_WAIT)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)  # failures: logged (Health)
             await queue.stop()
 
     run(_until_signalled(serve, settings))

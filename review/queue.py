@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import Iterable
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from monitor_gateway.client import from_start, latest_labels
@@ -26,7 +27,7 @@ class ReviewQueue:
         self.changed = asyncio.Event()  # set whenever something new is read
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
-        self._task: asyncio.Task[None] | None = None
+        self.reader: asyncio.Task[None] | None = None  # follows the topics, once started
 
     async def start(self) -> None:
         args = self.settings.client_args()
@@ -34,15 +35,22 @@ class ReviewQueue:
         await self._producer.start()
         self._consumer = await from_start(
             self.settings, [self.settings.review_topic, self.settings.labels_topic])
-        self._task = asyncio.create_task(self._follow())
+        self.reader = asyncio.create_task(self._follow())
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        if self.reader is not None:
+            self.reader.cancel()
+            await asyncio.gather(self.reader, return_exceptions=True)
         for client in (self._consumer, self._producer):
             if client is not None:
-                await client.stop()
+                try:
+                    await client.stop()
+                except asyncio.CancelledError:
+                    # aiokafka's consumer, stopped while the broker is away, lets the
+                    # cancellation of its own fetch task out of stop(): only ours goes on
+                    task = asyncio.current_task()
+                    if task is not None and task.cancelling():
+                        raise
 
     async def _follow(self) -> None:
         assert self._consumer is not None
@@ -58,6 +66,15 @@ class ReviewQueue:
                             self._add(Label.model_validate_json(record.value or b""))
             if batches:
                 self.changed.set()
+
+    async def reachable(self, timeout: float) -> bool:
+        """Whether the broker answers the queue's producer within ``timeout`` seconds."""
+        assert self._producer is not None
+        try:
+            await asyncio.wait_for(self._producer.client.fetch_all_metadata(), timeout)
+        except (KafkaError, TimeoutError):
+            return False
+        return True
 
     def _add(self, label: Label) -> None:
         key = (label.trajectory_id, label.monitor.version)

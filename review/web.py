@@ -21,7 +21,13 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -34,6 +40,7 @@ from monitor_gateway.schema import (
     Trajectory,
 )
 
+from .health import Health, one_line
 from .labelling import Added, AnswerError, answer
 from .metrics import ProductionCollector
 from .queue import ReviewQueue
@@ -99,9 +106,10 @@ class Answer(BaseModel):
 
 
 class ReviewApp:
-    def __init__(self, queue: ReviewQueue, token: str) -> None:
+    def __init__(self, queue: ReviewQueue, token: str, health: Health) -> None:
         self.queue = queue
         self.token = token
+        self.health = health
         self.sessions: dict[str, str] = {}  # session id -> reviewer
         self.registry = CollectorRegistry()
         self.registry.register(ProductionCollector(queue))
@@ -125,7 +133,7 @@ class ReviewApp:
             Route("/t/{trajectory_id:path}/label", self.label, methods=["POST"]),
             Route("/t/{trajectory_id:path}", self.trajectory),
             Route("/metrics", self.metrics),
-            Route("/health", self.health),
+            Route("/health", self.healthy),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ], middleware=[Middleware(Guard, review=self)])
 
@@ -181,7 +189,7 @@ class ReviewApp:
                            judged=given.judged, added=added, note=given.note,
                            reviewer=self.reviewer(request) or "?")
         except (ValidationError, AnswerError, KeyError, ValueError, TypeError) as exc:
-            return JSONResponse({"error": _one_line(exc)}, 400)
+            return JSONResponse({"error": one_line(exc)}, 400)
         await self.queue.publish(label)
         following = self.queue.pending()
         target = f"/t/{quote(following[0].verdict.trajectory_id, safe='')}" if following else "/"
@@ -190,8 +198,12 @@ class ReviewApp:
     async def metrics(self, request: Request) -> Response:
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
 
-    async def health(self, request: Request) -> Response:
-        return Response(status_code=204)
+    async def healthy(self, request: Request) -> Response:
+        """204 while the service can do its work; 503 with the reason, one line, if not."""
+        problem = await self.health.problem()
+        if problem is None:
+            return Response(status_code=204)
+        return PlainTextResponse(problem + "\n", status_code=503)
 
 
 class Guard(BaseHTTPMiddleware):
@@ -228,10 +240,3 @@ def _local(target: str) -> str:
     parts = urlsplit(target)
     return target if target.startswith("/") and not target.startswith("//") \
         and not parts.netloc and not parts.scheme else "/"
-
-
-def _one_line(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        error = exc.errors(include_url=False)[0]
-        return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import zlib
 
 from monitor_gateway.monitors import Judgement
@@ -52,13 +53,15 @@ class Hashed:
 
 class Crashing:
     """Inline (pure computation), but kills its process on a request containing CRASH: a
-    worker lost to a segfault or the OOM killer."""
+    worker lost to a segfault or the OOM killer; and never returns on one containing HANG."""
 
     card = card("crashing")
 
     def judge_now(self, trajectory: Trajectory) -> Judgement:
         if "CRASH" in trajectory.request:
             os._exit(1)
+        if "HANG" in trajectory.request:
+            time.sleep(3600)
         return Judgement(score=0.9 if "BAD" in trajectory.request else 0.1,
                          rationale=f"judged in process {os.getpid()} at niceness {os.nice(0)}")
 

@@ -70,6 +70,7 @@ class TrajectoryProcessor(TracingProcessor):
     def __init__(self, outbox: Outbox | None = None, max_traces: int = 1000,
                  steps: bool = False) -> None:
         self.outbox = outbox or Outbox()
+        self._owns_outbox = outbox is None  # shutdown() closes only an outbox made here
         self.max_traces = max_traces
         self.steps = steps  # send each hooked run step by step, as it happens
         self._spans: OrderedDict[str, list[Span[Any]]] = OrderedDict()
@@ -119,6 +120,8 @@ class TrajectoryProcessor(TracingProcessor):
 
     def shutdown(self) -> None:
         self.outbox.flush()
+        if self._owns_outbox:
+            self.outbox.close()
 
     def force_flush(self) -> None:
         self.outbox.flush()

@@ -42,6 +42,7 @@ class TrajectorySpanProcessor(SpanProcessor):
     def __init__(self, outbox: Outbox | None = None, max_traces: int = 1000,
                  steps: bool = False) -> None:
         self.outbox = outbox or Outbox()
+        self._owns_outbox = outbox is None  # shutdown() closes only an outbox made here
         self.max_traces = max_traces
         self.steps = steps  # send each trace step by step, as its spans end
         self._traces: OrderedDict[int, list[ReadableSpan]] = OrderedDict()
@@ -90,6 +91,8 @@ class TrajectorySpanProcessor(SpanProcessor):
 
     def shutdown(self) -> None:
         self.outbox.flush()
+        if self._owns_outbox:
+            self.outbox.close()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return self.outbox.flush(timeout_millis / 1000)

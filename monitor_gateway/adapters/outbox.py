@@ -5,10 +5,14 @@ a run's messages, sent step by step) go into a bounded queue, a daemon thread se
 through the client in the order queued, and when the queue is full the newest is dropped,
 counted, and warned about (at most once a minute). A run whose step was dropped is judged
 as incomplete by the gateway (its later messages are dead letters: ``sequence_gap``).
+
+:meth:`Outbox.close` ends the thread: without it the thread would wait for work, or retry
+an absent broker every ``retry_after`` seconds, for the rest of the process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -28,8 +32,9 @@ class Outbox:
         self.dropped = 0
         self.sent = 0
         self.retry_after = retry_after
-        self._queue: queue.Queue[Trajectory | RunStart | RunStep | RunEnd] = \
-            queue.Queue(maxsize=capacity)
+        self._queue: queue.Queue[Trajectory | RunStart | RunStep | RunEnd | None] = \
+            queue.Queue(maxsize=capacity)  # None: close()'s wake-up
+        self._closed = threading.Event()
         self._warned = 0.0
         self._thread = threading.Thread(target=self._run, name="monitor-gateway-outbox",
                                         daemon=True)
@@ -37,7 +42,10 @@ class Outbox:
 
     def offer(self, trajectory: Trajectory | RunStart | RunStep | RunEnd) -> bool:
         """Queue ``trajectory`` (or a run's message) for sending; False (and counted) if
-        the queue is full."""
+        the queue is full or the outbox closed."""
+        if self._closed.is_set():
+            self.dropped += 1
+            return False
         try:
             self._queue.put_nowait(trajectory)
             return True
@@ -57,13 +65,27 @@ class Outbox:
             time.sleep(0.01)
         return not self._queue.unfinished_tasks
 
+    def close(self, timeout: float = 10.0) -> bool:
+        """Stop the sending thread; what is still queued is not sent (``flush`` first to
+        send it) and later offers are dropped. The thread ends at once if it is waiting
+        for work or to retry; one connecting or sending ends when that call does (a broker
+        that never answers: ``CONNECT_TIMEOUT`` to connect, the client's request timeout to
+        send). False if the thread was still running after ``timeout`` seconds."""
+        self._closed.set()
+        with contextlib.suppress(queue.Full):  # full: the thread is not waiting for work,
+            self._queue.put_nowait(None)       # and it checks after each item
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
     def _run(self) -> None:
-        while True:
+        while not self._closed.is_set():
             try:
                 with SyncTrajectoryProducer(self.settings) as producer:
-                    while True:
+                    while not self._closed.is_set():
                         item = self._queue.get()
                         try:
+                            if item is None:  # close()'s wake-up
+                                continue
                             if isinstance(item, Trajectory):
                                 producer.send(item)
                             else:
@@ -75,6 +97,8 @@ class Outbox:
                         finally:
                             self._queue.task_done()
             except Exception as exc:  # Kafka down: keep queueing (bounded), try again later
+                if self._closed.is_set():
+                    return
                 log.warning("monitor-gateway outbox cannot send (%s); retrying in %gs",
                             exc, self.retry_after)
-                time.sleep(self.retry_after)
+                self._closed.wait(self.retry_after)

@@ -20,12 +20,20 @@ record, judges it and grounds its quotes, and sends back only what the verdict n
 killer) breaks the pool: it is replaced, the records it failed are judged again in
 quarantine, one at a time, and the one that killed it fails there, alone, and is retried
 like any failed call, then gets an error verdict.
+
+Every pool ends the same way, a broken one as soon as it is replaced and the rest on
+``aclose``: shut down off the event loop, its workers given ``SHUTDOWN_WAIT`` seconds to
+finish the batches they hold. A worker still judging then (a plugin monitor that hangs)
+is named in one WARNING and killed, and its records abandoned: the gateway has left them
+uncommitted by then (``SHUTDOWN_GRACE``), and waiting on would outlast the orchestrator's
+grace period and end in a SIGKILL of the whole gateway.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import multiprocessing
 import os
@@ -46,6 +54,7 @@ from ..schema import Evidence, TaskType, Trajectory
 from ..settings import GatewaySettings
 from .base import Factory, InlineMonitor, Judgement, MonitorFailure
 
+log = logging.getLogger(__name__)
 _monitor: InlineMonitor | None = None  # a worker process's own copy
 _max_bytes = 0  # and the gateway's MAX_MESSAGE_BYTES
 # Judging is throughput work; the fetch loop is latency work. When the workers and the
@@ -58,6 +67,10 @@ WORKER_NICENESS = 10
 MAX_BATCH = 64
 # records of a returned batch whose verdicts are built in one turn of the event loop
 SETTLED = 16
+# seconds a closing pool's workers get to finish the batches they hold before they are
+# killed: a batch takes well under a second to judge (64 records of the offline monitor), and
+# the gateway's SHUTDOWN_GRACE (10 s) plus this stays inside Kubernetes' 30 s grace period
+SHUTDOWN_WAIT = 5.0
 A = TypeVar("A")
 B = TypeVar("B")
 T = TypeVar("T")
@@ -141,6 +154,8 @@ class PooledMonitor:
         self._waiting: Waiting = []
         self._out = 0  # batches handed off and not yet back
         self._most_out = 2 * workers
+        self._closed = False  # aclose began: a broken pool is no longer replaced
+        self._retiring: set[asyncio.Task[None]] = set()  # broken pools shutting down
 
     @property
     def room(self) -> int:
@@ -184,18 +199,23 @@ class PooledMonitor:
             try:
                 return await (first() if first is not None else alone(pool))
             except BrokenProcessPool:
+                if self._closed:  # killed by aclose: nothing is judged again
+                    raise
                 if pool is self._pool:  # the first call to see it replaces it
                     self._pool = self._new_pool(self.workers)
-                    pool.shutdown(wait=False)
+                    self._retire(pool, "pool")
                 self._suspect(key)
         async with self._one_at_a_time:
+            if self._closed:
+                raise BrokenProcessPool("the monitor's worker pool is closed")
             quarantine = self._quarantine or self._new_pool(1)
             self._quarantine = quarantine
             try:
                 answer = await alone(quarantine)
             except BrokenProcessPool:
-                self._quarantine = None
-                quarantine.shutdown(wait=False)
+                if quarantine is self._quarantine:
+                    self._quarantine = None
+                    self._retire(quarantine, "quarantine pool")
                 raise
         self._suspects.pop(key, None)  # innocent after all
         return answer
@@ -244,19 +264,53 @@ class PooledMonitor:
         if len(self._suspects) > most:
             self._suspects.popitem(last=False)
 
-    async def aclose(self) -> None:
+    def _retire(self, pool: ProcessPoolExecutor, what: str) -> None:
+        """A broken pool shut down as every pool is (``_shut``), in the background; aclose
+        waits for it."""
+        task = asyncio.create_task(self._shut(pool, what, SHUTDOWN_WAIT))
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
+
+    async def aclose(self, wait: float = SHUTDOWN_WAIT) -> None:
         """Cancel the records still waiting for a hand-off or a worker, and wait (off the
-        loop) for the workers to finish the batches they hold and exit. A pool left to shut
-        down behind the gateway raced the interpreter's exit: on Python 3.11, exit wakes
-        each pool's manager thread without a lock (CPython gh-125451 added one in 3.12.8
-        and 3.13.1), and a thread closing its wake-up pipe at that moment made the wake-up
-        write to a closed fd ("Bad file descriptor"); a batch that came back then went to
-        an event loop being closed. Waiting costs at most a batch's judging."""
+        loop) up to ``wait`` seconds for the workers to finish the batches they hold and
+        exit; workers still judging then are killed (``_shut``). A pool left to shut down
+        behind the gateway raced the interpreter's exit: on Python 3.11, exit wakes each
+        pool's manager thread without a lock (CPython gh-125451 added one in 3.12.8 and
+        3.13.1), and a thread closing its wake-up pipe at that moment made the wake-up write
+        to a closed fd ("Bad file descriptor"); a batch that came back then went to an
+        event loop being closed. Waiting costs at most a batch's judging, or ``wait``.
+        Broken pools still shutting down (``_retire``) are waited for too."""
+        self._closed = True
         waiting, self._waiting = self._waiting, []  # a batch that returns hands off none
         _settle(waiting, asyncio.CancelledError())
-        for pool in (self._pool, self._quarantine):
-            if pool is not None:
-                await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
+        pools = [(self._pool, "pool"), (self._quarantine, "quarantine pool")]
+        await asyncio.gather(*self._retiring, *(self._shut(pool, what, wait)
+                                                for pool, what in pools if pool is not None))
+
+    async def _shut(self, pool: ProcessPoolExecutor, what: str, wait: float) -> None:
+        """Shut ``pool`` down, its workers given ``wait`` seconds to finish what they hold;
+        then one WARNING names the workers still judging and what they hold, and they are
+        killed (SIGKILL: a hung plugin may ignore SIGTERM). The pool's manager thread sees
+        them die, fails their calls (``BrokenProcessPool``) and ends the shutdown."""
+        workers = list(pool._processes.values()) if pool._processes else []
+        closing = asyncio.ensure_future(
+            asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True))
+        done, _ = await asyncio.wait({closing}, timeout=wait)
+        if not done:
+            alive = [p for p in workers if p.is_alive()]
+            held = [tuple(w.args) for w in list(pool._pending_work_items.values())
+                    if not w.future.done()]
+            # a call's argument: a batch of records or a trajectory (none: a warm-up)
+            records = sum(len(arg) if isinstance(arg, list) else 1
+                          for args in held for arg in args)
+            log.warning("monitor %s's worker %s still judging after %g s of shutdown: "
+                        "abandoning %d record(s) in %d hand-off(s) and killing worker "
+                        "process(es) %s", self.card.name, what, wait, records, len(held),
+                        ", ".join(str(p.pid) for p in alive) or "(none left)")
+            for process in alive:
+                process.kill()
+        await closing
 
 
 def _submit(call: Callable[[A], B], arg: A, pool: ProcessPoolExecutor) -> asyncio.Future[B]:

@@ -7,6 +7,7 @@ import asyncio
 import concurrent.futures
 import json
 import socket
+import time
 import uuid
 from typing import Any
 
@@ -31,6 +32,11 @@ def received(settings: GatewaySettings, run_id: str) -> Trajectory:
     (record,) = asyncio.run(consume(settings.kafka_bootstrap, settings.input_topic, 1))
     assert record.key.decode() == run_id
     return scripted(Trajectory.model_validate_json(record.value), run_id)
+
+
+def received_ids(settings: GatewaySettings, count: int) -> list[str]:
+    return [record.key.decode() for record in
+            asyncio.run(consume(settings.kafka_bootstrap, settings.input_topic, count))]
 
 
 def scripted(trajectory: Trajectory, run_id: str) -> Trajectory:
@@ -85,6 +91,33 @@ def test_a_trace_of_genai_spans_becomes_one_trajectory_with_its_tool_calls(
     assert processor.force_flush(30_000)
     trajectory = received(settings, f"{root.get_span_context().trace_id:032x}")
     assert trajectory.metadata["agent"] == "ops"
+
+
+def test_shutting_down_the_tracer_closes_the_outbox_its_processor_made(
+    settings: GatewaySettings, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The processor's own outbox sends what it holds and ends its thread on shutdown; an
+    outbox the caller passed in is the caller's to close."""
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from monitor_gateway.adapters.otel import TrajectorySpanProcessor
+    from monitor_gateway.adapters.outbox import Outbox
+
+    monkeypatch.setenv("MONITOR_GATEWAY_KAFKA_BOOTSTRAP", settings.kafka_bootstrap)
+    monkeypatch.setenv("MONITOR_GATEWAY_INPUT_TOPIC", settings.input_topic)
+    shared = Outbox(settings)
+    own, given = TrajectorySpanProcessor(), TrajectorySpanProcessor(shared)
+    provider = TracerProvider()
+    for processor in (own, given):
+        provider.add_span_processor(processor)
+    sent = Trajectory(id="before-shutdown", request="r", response="a")
+    assert own.outbox.offer(sent)
+    provider.shutdown()
+    assert received_ids(settings, 1) == ["before-shutdown"]  # flushed first
+    assert not own.outbox.offer(Trajectory(id="after", request="r", response="a"))
+    assert shared.offer(Trajectory(id="still-open", request="r", response="a"))
+    assert shared.flush(30) and shared.close()
 
 
 @pytest.mark.parametrize("api", ["chat_completions", "responses"])
@@ -197,13 +230,16 @@ def test_a_langgraph_run_becomes_one_trajectory_with_its_tool_calls(
 
 
 def test_the_outbox_never_blocks_and_counts_what_it_drops_when_kafka_is_away(
-    settings: GatewaySettings,
+    settings: GatewaySettings, caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """And ``close()`` ends its thread while it waits a minute to retry, instead of leaving
+    it to retry for the rest of the process."""
     from monitor_gateway.adapters.outbox import Outbox
 
     # a broker that takes the connection and never answers: a producer that waited on it
     # would hang until its request timeout, far past the wait below
-    with socket.create_server(("127.0.0.1", 0)) as silent:
+    with socket.create_server(("127.0.0.1", 0)) as silent, \
+            caplog.at_level("WARNING", logger="monitor_gateway.adapters.outbox"):
         port = silent.getsockname()[1]
         outbox = Outbox(settings.model_copy(update={"kafka_bootstrap": f"127.0.0.1:{port}"}),
                         capacity=2, retry_after=60)
@@ -215,6 +251,14 @@ def test_the_outbox_never_blocks_and_counts_what_it_drops_when_kafka_is_away(
         offered = offers.result(timeout=10)  # the agent's thread never waits on Kafka
         assert offered == [True, True, False, False, False] and outbox.dropped == 3
         assert not outbox.flush(timeout=0.2)
+        # the connection attempt gives up (CONNECT_TIMEOUT, 5 s): the thread waits to retry
+        deadline = time.monotonic() + 15
+        while "retrying in 60s" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "retrying in 60s" in caplog.text
+        assert outbox.close(timeout=2)  # woken from its minute's wait
+        assert not outbox.offer(Trajectory(id="late", request="r", response="a"))
+        assert outbox.dropped == 4
 
 
 def test_a_langchain_agent_written_as_a_loop_of_invokes_is_one_trajectory(

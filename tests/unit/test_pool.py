@@ -3,6 +3,7 @@
 import asyncio
 import json
 import os
+from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 from kafka_io import consume, produce, running
@@ -88,7 +89,9 @@ async def test_a_burst_goes_in_full_batches_and_each_record_gets_its_own_answer(
                                                                 range(4 * MAX_BATCH)]
 
 
-async def test_a_dead_worker_is_replaced_and_only_its_call_fails() -> None:
+async def test_a_dead_worker_is_replaced_and_only_its_call_fails(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     pooled = build_monitor(GatewaySettings(monitor="monitors:crashing", workers=1))
     assert isinstance(pooled, PooledMonitor)
     try:
@@ -101,6 +104,33 @@ async def test_a_dead_worker_is_replaced_and_only_its_call_fails() -> None:
     assert first.score == 0.9 and after.score == 0.1
     assert first.rationale != after.rationale  # a new process judged it
     assert str(os.getpid()) not in (first.rationale or "")
+    # the broken pools (the main one, the quarantine's) shut down as any: nothing killed
+    assert not [r for r in caplog.records if r.name == "monitor_gateway.monitors.pool"]
+
+
+async def test_closing_kills_a_worker_that_hangs_after_the_wait_and_names_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A plugin monitor that never returns holds its worker: closing the pool waits for it
+    a bounded time, then one WARNING names what is abandoned and the worker is killed; the
+    record's call fails instead of waiting on."""
+    pooled = build_monitor(GatewaySettings(monitor="monitors:crashing", workers=1))
+    assert isinstance(pooled, PooledMonitor)
+    judged = await pooled.judge(Trajectory(id="a", request="fine", response="x"))
+    worker = int((judged.rationale or "").split()[3])  # "judged in process PID at ..."
+    hung = asyncio.ensure_future(pooled.judge_record(
+        Trajectory(id="h", request="HANG", response="x").model_dump_json().encode()))
+    await asyncio.sleep(0.2)  # handed off: the worker takes it from the call queue
+    await asyncio.wait_for(pooled.aclose(wait=0.5), timeout=60)  # not for ever
+    with pytest.raises(BrokenProcessPool):
+        await hung
+    (warning,) = [r for r in caplog.records if r.name == "monitor_gateway.monitors.pool"]
+    assert warning.levelname == "WARNING"
+    assert warning.getMessage() == (
+        "monitor crashing's worker pool still judging after 0.5 s of shutdown: abandoning "
+        f"1 record(s) in 1 hand-off(s) and killing worker process(es) {worker}")
+    with pytest.raises(ProcessLookupError):  # killed, and reaped by the pool
+        os.kill(worker, 0)
 
 
 async def test_the_workers_get_full_batches_whatever_the_concurrency() -> None:
