@@ -18,7 +18,7 @@ from typing import Any, Literal
 import aiohttp
 import pytest
 from kafka_io import consume
-from paths import ROOT, TESTS
+from paths import TESTS, pythonpath
 from test_broker_outage_log import CLIENT_LINES
 
 from monitor_gateway.client import GuardClient, GuardRefused, GuardUnavailable
@@ -46,7 +46,7 @@ def guard(bootstrap: str, topic: str, **env: str) -> Iterator[str]:
     port = free_port()
     variables = {name: value for name, value in os.environ.items()
                  if not name.startswith("MONITOR_GATEWAY_")}
-    variables |= {"PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)]),
+    variables |= {"PYTHONPATH": pythonpath(TESTS),
                   "MONITOR_GATEWAY_KAFKA_BOOTSTRAP": bootstrap,
                   "MONITOR_GATEWAY_GUARD_PORT": str(port),
                   "MONITOR_GATEWAY_GUARD_TOPIC": topic,
@@ -407,7 +407,7 @@ def test_a_port_in_use_is_one_line_naming_the_setting() -> None:
         done = subprocess.run(
             [sys.executable, "-m", "monitor_gateway", "guard", "--guard-port", str(port),
              "--bootstrap", f"127.0.0.1:{free_port()}"], capture_output=True, text=True,
-            timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+            timeout=120, env={**os.environ, "PYTHONPATH": pythonpath()})
     assert done.returncode == 2
     (line,) = done.stdout.strip().splitlines()
     assert line.startswith(f"error: cannot listen on 127.0.0.1:{port}: ")
