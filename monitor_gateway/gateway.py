@@ -45,7 +45,7 @@ from .committer import Committer
 from .config import load_config
 from .ingest import Rejection
 from .limits import Limiter
-from .logs import ConnectionFailures, Outage
+from .logs import BrokerOutage
 from .metrics import Metrics, serve_http
 from .monitors.base import Closeable, InlineMonitor, Monitor, MonitorFailure
 from .monitors.pool import Judged, PooledMonitor
@@ -123,9 +123,10 @@ class Gateway:
         self._paused = False
         self._draining = False
         # the broker's outage: one line each way and a reminder, the client's own held back
-        self._reachable = Outage(f"Kafka broker connection (bootstrap {settings.kafka_bootstrap})",
-                                 log, remind=settings.broker_reminder, recovered=logging.INFO)
-        self._quiet = ConnectionFailures(self._held_back)
+        self._broker_outage = BrokerOutage(
+            settings.kafka_bootstrap, log, settings.broker_reminder,
+            held=self.metrics.kafka_client_errors_held.inc,
+            checked=lambda answered: self.metrics.broker_available.set(1 if answered else 0))
         self._http: web.AppRunner | None = None
 
         middlewares: list[Any] = [
@@ -212,10 +213,10 @@ class Gateway:
             raise StartupError(settings.unreachable()) from None
         finally:
             quiet.setLevel(level)
-        self._quiet.install()
+        self._broker_outage.install()
         self.supervisor.start("commits", self.committer.run)
         self.supervisor.start("backend", self._follow_backend)
-        self.supervisor.start("broker", self._watch_broker)
+        self.supervisor.start("broker", lambda: self._broker_outage.watch(self.broker.ping))
         if settings.consume_steps:
             self.supervisor.start("runs", self._expire_runs)
         log.info(
@@ -255,7 +256,7 @@ class Gateway:
         await self.supervisor.stop()
         await self.broker.stop()
         await self.publisher.stop()
-        self._quiet.remove()
+        self._broker_outage.remove()
         await self._close_monitor()
         if self._http is not None:
             await self._http.cleanup()
@@ -495,24 +496,6 @@ class Gateway:
             await asyncio.sleep(min(1.0, self.settings.run_timeout / 4))
             for run in self.runs.expired():
                 self._close(run)
-
-    def _held_back(self) -> None:
-        self._reachable.held_back()
-        self.metrics.kafka_client_errors_held.inc()
-
-    async def _watch_broker(self, every: float = 2.0) -> None:
-        """One line when the broker stops answering, a reminder every ``BROKER_REMINDER``
-        seconds while it does not, and one when it answers again, with how long it was
-        gone: the Kafka client's own lines of each failed attempt are held back and
-        counted in these (``ConnectionFailures``)."""
-        while True:
-            await asyncio.sleep(every)
-            if await self.broker.ping(timeout=1.0):
-                self._reachable.succeeded()
-                self.metrics.broker_available.set(1)
-            else:
-                self._reachable.failed("unreachable: no answer to a metadata request in 1 s")
-                self.metrics.broker_available.set(0)
 
 
 # young container objects a fetched record holds until its outcome is acknowledged (its

@@ -21,7 +21,10 @@ Every decision is also published to ``GUARD_TOPIC``, from a background task: the
 never waits for the broker. While the broker is down, decisions wait in memory (at most
 ``GUARD_PENDING``; newer ones are then dropped and counted) and are sent once it is back;
 decisions waiting when the guard stops are lost. The decision topic is a record, not the
-answer: the caller has the answer already.
+answer: the caller has the answer already. Once the broker has been reached, an outage of
+it is three kinds of line, as in the gateway's log (:class:`~.logs.BrokerOutage`): one
+when it starts, a reminder every ``BROKER_REMINDER`` seconds, one when it ends; the Kafka
+client's own line for every failed attempt is held back.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from .calling import UNAVAILABLE, _describe, _judged, judge_inline
 from .evidence import ground
 from .gateway import tune_gc
 from .ingest import Rejection, parse, summarise
-from .logs import Outage
+from .logs import BrokerOutage, Outage
 from .metrics import Distribution, Tally
 from .monitors.base import Closeable, Delegated, InlineMonitor, Judgement, Monitor, MonitorFailure
 from .monitors.pool import PooledMonitor
@@ -125,8 +128,10 @@ class DecisionLog:
         self._drained.set()
         self._dropping = Outage("publishing guard decisions (GUARD_PENDING reached: dropping)",
                                 log)
+        self._broker = BrokerOutage(settings.kafka_bootstrap, log, settings.broker_reminder)
 
     def start(self) -> None:
+        self._broker.install()
         self._task = asyncio.create_task(self._run())
 
     def offer(self, decision: GuardDecision, value: bytes) -> None:
@@ -174,7 +179,8 @@ class DecisionLog:
         self.metrics.published.inc()
 
     async def _run(self) -> None:
-        """Reach the broker (again and again while it is down), then send what comes."""
+        """Reach the broker (again and again while it is down), then send what comes while
+        checking that the broker answers."""
         starting = Outage(f"reaching Kafka at {self.settings.kafka_bootstrap} for the guard's "
                           "decisions", log)
         while True:
@@ -188,8 +194,10 @@ class DecisionLog:
                 await asyncio.sleep(RESTART_AFTER)
         starting.succeeded()
         self._publisher = publisher
-        while True:
-            await publisher.send(await self._queue.get(), self._acknowledged)
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(self._broker.watch(publisher.ping))
+            while True:
+                await publisher.send(await self._queue.get(), self._acknowledged)
 
     async def stop(self, grace: float) -> None:
         """Wait up to ``grace`` seconds for the decisions waiting to be published."""
@@ -203,6 +211,7 @@ class DecisionLog:
                 await self._task
         if self._publisher is not None:
             await self._publisher.stop()
+        self._broker.remove()
 
 
 class Guard:

@@ -6,14 +6,16 @@ of a kind through and counts the rest for ``interval`` seconds; :class:`Outage` 
 run of failures into one line when it starts, a reminder now and then while it lasts, and
 one when it ends; :class:`ConnectionFailures` holds back the Kafka client's own lines that
 a connection failed (one every retry, for as long as the broker is down), counting them
-into the broker's outage instead.
+into the broker's outage instead; :class:`BrokerOutage` puts the two together for a
+service whose Kafka clients share a broker (the gateway, the guard).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from aiokafka.errors import (
     KafkaConnectionError,
@@ -161,3 +163,45 @@ def kafka_loggers() -> list[logging.Logger]:
     modules, each of which makes its logger then."""
     return [logger for name, logger in logging.root.manager.loggerDict.items()
             if isinstance(logger, logging.Logger) and name.split(".")[0] == "aiokafka"]
+
+
+class BrokerOutage:
+    """A Kafka broker's outage in a service's log: the broker is checked every ``every``
+    seconds (``ping``: whether it answered within the timeout it is given); one WARNING
+    line when it stops answering, naming the bootstrap servers, a reminder every
+    ``remind`` seconds while it does not, and one INFO line when it answers again, with
+    how long it was gone. Meanwhile the Kafka client's own lines of each failed attempt
+    are held back (:class:`ConnectionFailures`, once :meth:`install` ed) and counted in
+    these. ``held`` is called for each line held back, ``checked`` with each check's
+    result (the service's metrics)."""
+
+    def __init__(self, bootstrap: str, logger: logging.Logger, remind: float,
+                 held: Callable[[], None] = lambda: None,
+                 checked: Callable[[bool], None] = lambda _: None) -> None:
+        self.outage = Outage(f"Kafka broker connection (bootstrap {bootstrap})", logger,
+                             remind=remind, recovered=logging.INFO)
+        self._held = held
+        self._checked = checked
+        self._quiet = ConnectionFailures(self._held_back)
+
+    def _held_back(self) -> None:
+        self.outage.held_back()
+        self._held()
+
+    def install(self) -> None:
+        self._quiet.install()
+
+    def remove(self) -> None:
+        self._quiet.remove()
+
+    async def watch(self, ping: Callable[[float], Awaitable[bool]], every: float = 2.0
+                    ) -> None:
+        """Check the broker every ``every`` seconds, for ever."""
+        while True:
+            await asyncio.sleep(every)
+            answered = await ping(1.0)
+            if answered:
+                self.outage.succeeded()
+            else:
+                self.outage.failed("unreachable: no answer to a metadata request in 1 s")
+            self._checked(answered)

@@ -96,6 +96,16 @@ class Publisher:
         await asyncio.gather(*self._resends, return_exceptions=True)
         await self._producer.stop()
 
+    async def ping(self, timeout: float) -> bool:
+        """Whether the broker answers the producer's metadata request within ``timeout``
+        seconds (the guard's check of its broker: the producer is its only client)."""
+        try:
+            async with asyncio.timeout(timeout):
+                await self._producer.client.fetch_all_metadata()
+        except (KafkaError, OSError, TimeoutError):
+            return False
+        return True
+
     async def send(self, message: Outgoing, acknowledged: Callable[[Outgoing], None]) -> None:
         """Hand the message to the producer; ``acknowledged`` runs, from the producer's
         callback, with the message the broker took (this one or a smaller one sent instead).

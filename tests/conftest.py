@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 
 import pytest
+from paths import pythonpath
 
 from monitor_gateway.embedded import EmbeddedBroker, create_topics
 from monitor_gateway.settings import GatewaySettings
+
+
+@pytest.fixture(scope="session", autouse=True)
+def children_import_this_checkout() -> Iterator[None]:
+    """Every child process the tests start with this environment imports this checkout's
+    code, wherever its working directory (:func:`paths.pythonpath`); the PYTHONPATH the
+    tests were given follows it."""
+    given = os.environ.get("PYTHONPATH")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", pythonpath() + (os.pathsep + given if given else ""))
+        yield
 
 
 @pytest.fixture(scope="session")

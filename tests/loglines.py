@@ -36,3 +36,21 @@ def lines_of(name: str = "", level: int = logging.INFO) -> Iterator[Lines]:
     finally:
         logger.removeHandler(lines)
         logger.setLevel(before)
+
+
+@contextmanager
+def logging_restored() -> Iterator[None]:
+    """Logging as it was once the block ends: the filters on the root logger's handlers
+    (pytest's own among them, which live for the whole session: ``setup_logging``, run by
+    a command invoked in process, puts a RepeatFilter on each) and the levels of the root
+    and ``monitor_gateway`` loggers (``setup_logging`` sets the latter)."""
+    root, ours = logging.getLogger(), logging.getLogger("monitor_gateway")
+    filters = {handler: list(handler.filters) for handler in root.handlers}
+    levels = {logger: logger.level for logger in (root, ours)}
+    try:
+        yield
+    finally:
+        for handler, kept in filters.items():
+            handler.filters[:] = kept
+        for logger, level in levels.items():
+            logger.setLevel(level)

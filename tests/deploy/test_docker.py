@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -56,3 +57,15 @@ def test_the_image_leaves_the_benchmark_layers_dependencies_out() -> None:
     [install] = [line for line in DOCKERFILE.splitlines() if "pip install" in line]
     assert "[llm,otel,review]" in install and "bench" not in install
     assert "COPY review ./review" in DOCKERFILE
+
+
+def test_the_docs_name_the_extras_the_image_installs() -> None:
+    """Each page that says which extras the image installs names the Dockerfile's."""
+    [install] = [line for line in DOCKERFILE.splitlines() if "pip install" in line]
+    [extras] = re.findall(r"\.\[([\w,]+)\]", install)
+    said = {f"{page.relative_to(ROOT)}: {found}"
+            for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+            for found in re.findall(r"(?:image\s+installs|virtualenv\s+with)\s+`\.\[([\w,]+)\]`",
+                                    page.read_text(encoding="utf-8"))}
+    assert {line.split(": ")[0] for line in said} >= {"docs/operations.md", "docs/quickstart.md"}
+    assert all(line.endswith(f": {extras}") for line in said), said

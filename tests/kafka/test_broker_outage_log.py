@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import os
 import re
 import signal
 import time
@@ -19,7 +18,6 @@ import aiohttp
 import pytest
 from kafka_io import running
 from loglines import lines_of
-from paths import ROOT, TESTS
 from prometheus_client import CollectorRegistry
 from test_process import serve, wait_healthy
 
@@ -109,8 +107,7 @@ async def test_serves_log_shows_the_outage_and_not_the_clients_errors(
     process = None
     try:
         await create_topics(settings, topics)
-        process, port = serve(settings, MONITOR_GATEWAY_MONITOR="rules",
-                              PYTHONPATH=f"{ROOT}{os.pathsep}{TESTS}")  # this checkout's code
+        process, port = serve(settings, MONITOR_GATEWAY_MONITOR="rules")
         await wait_healthy(port)
         capfd.readouterr()
         own.stop()

@@ -18,10 +18,11 @@ from typing import Any, Literal
 import aiohttp
 import pytest
 from kafka_io import consume
-from paths import ROOT, TESTS
+from paths import TESTS, pythonpath
+from test_broker_outage_log import CLIENT_LINES
 
 from monitor_gateway.client import GuardClient, GuardRefused, GuardUnavailable
-from monitor_gateway.embedded import create_topics, free_port
+from monitor_gateway.embedded import EmbeddedBroker, create_topics, free_port
 from monitor_gateway.schema import GuardDecision
 from monitor_gateway.settings import GatewaySettings
 
@@ -45,7 +46,7 @@ def guard(bootstrap: str, topic: str, **env: str) -> Iterator[str]:
     port = free_port()
     variables = {name: value for name, value in os.environ.items()
                  if not name.startswith("MONITOR_GATEWAY_")}
-    variables |= {"PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)]),
+    variables |= {"PYTHONPATH": pythonpath(TESTS),
                   "MONITOR_GATEWAY_KAFKA_BOOTSTRAP": bootstrap,
                   "MONITOR_GATEWAY_GUARD_PORT": str(port),
                   "MONITOR_GATEWAY_GUARD_TOPIC": topic,
@@ -232,6 +233,58 @@ def test_with_the_broker_down_the_guard_answers_and_holds_its_decisions(topic: s
     assert "monitor_gateway_guard_decisions_published_total 0.0" in metrics
 
 
+def test_a_broker_outage_is_three_kinds_of_line_in_the_guards_log(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """A broker process of the test's own is stopped under a serving guard and started
+    again on its port: the guard's log says so once each way, and none of the Kafka
+    client's own per-attempt connection errors; checks are answered meanwhile and their
+    decisions published once the broker is back."""
+    own = EmbeddedBroker().start()
+    name = f"guard-{uuid.uuid4().hex[:8]}"
+    what = f"Kafka broker connection (bootstrap {own.bootstrap})"
+    try:
+        asyncio.run(create_topics(GatewaySettings(kafka_bootstrap=own.bootstrap), {name: 1}))
+        with guard(own.bootstrap, name, MONITOR_GATEWAY_MONITOR="rules",
+                   MONITOR_GATEWAY_BROKER_REMINDER="3") as url:
+            client = GuardClient(url)
+            client.check_sync(SO_FAR, HARMLESS)
+            scraped(url, "monitor_gateway_guard_decisions_published_total 1.0")
+            capfd.readouterr()
+            own.stop()
+            time.sleep(8.0)  # aiokafka logs its errors every ~2 s meanwhile
+            meanwhile = client.check_sync(SO_FAR, DESTRUCTIVE).decision
+            own = EmbeddedBroker(port=own.port).start()  # memory only: the topic again
+            asyncio.run(create_topics(GatewaySettings(kafka_bootstrap=own.bootstrap),
+                                      {name: 1}))
+            scraped(url, "monitor_gateway_guard_decisions_published_total 2.0")
+            log: list[str] = []
+            deadline = time.monotonic() + 30
+            while not any(f"{what} working again" in line for line in log):
+                assert time.monotonic() < deadline, log
+                time.sleep(0.2)
+                log += capfd.readouterr().err.splitlines()
+    finally:
+        own.stop()
+
+    log += capfd.readouterr().err.splitlines()
+    assert [line for line in log if " aiokafka" in line
+            and any(part in line for part in CLIENT_LINES)] == [], log
+    gone = [line for line in log if f"WARNING monitor_gateway.guard: {what} failing" in line]
+    back = [line for line in log if f"INFO monitor_gateway.guard: {what} working again" in line]
+    assert len(gone) == 1 and len(back) == 1, log
+    assert "client error lines held back" in back[0]
+    assert meanwhile == "block"
+
+
+def scraped(url: str, line: str, timeout: float = 30.0) -> None:
+    """Wait for the guard's ``/metrics`` to show ``line``."""
+    deadline = time.monotonic() + timeout
+    while line not in fetch(f"{url}/metrics")[1].splitlines():
+        assert time.monotonic() < deadline, f"/metrics never showed {line}"
+        time.sleep(0.2)
+
+
 # --- adapters: the tool's function must not run --------------------------------------------
 
 LOOK = {"cmd": "ssh build-box 'df -h /srv'"}
@@ -354,7 +407,7 @@ def test_a_port_in_use_is_one_line_naming_the_setting() -> None:
         done = subprocess.run(
             [sys.executable, "-m", "monitor_gateway", "guard", "--guard-port", str(port),
              "--bootstrap", f"127.0.0.1:{free_port()}"], capture_output=True, text=True,
-            timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+            timeout=120, env={**os.environ, "PYTHONPATH": pythonpath()})
     assert done.returncode == 2
     (line,) = done.stdout.strip().splitlines()
     assert line.startswith(f"error: cannot listen on 127.0.0.1:{port}: ")

@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from kafka_io import Record, committed, consume, produce
-from paths import TESTS
+from paths import TESTS, pythonpath
 
 from monitor_gateway.embedded import free_port
 from monitor_gateway.settings import GatewaySettings
@@ -28,7 +28,7 @@ def serve(settings: GatewaySettings, **env: str) -> tuple[subprocess.Popen[bytes
     port = free_port()
     variables = {
         **os.environ,
-        "PYTHONPATH": str(TESTS),
+        "PYTHONPATH": pythonpath(TESTS),  # this checkout's code, and tests/monitors.py
         "MONITOR_GATEWAY_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
         "MONITOR_GATEWAY_INPUT_TOPIC": settings.input_topic,
         "MONITOR_GATEWAY_VERDICT_TOPIC": settings.verdict_topic,

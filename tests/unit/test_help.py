@@ -3,13 +3,39 @@ swallows them, and a bad flag value blamed on the flag, in one line."""
 
 from __future__ import annotations
 
+import logging
 import socket
+from collections.abc import Iterator
 
 import pytest
+from loglines import logging_restored
 from typer.testing import CliRunner
 
-from monitor_gateway.cli import app
+from monitor_gateway.cli import app, setup_logging
+from monitor_gateway.logs import RepeatFilter
 from monitor_gateway.settings import GatewaySettings, flag
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """A command that gets as far as its logging set-up leaves a RepeatFilter on pytest's
+    handlers and the gateway's log level: undone after each test here."""
+    with logging_restored():
+        yield
+
+
+def test_a_later_tests_log_capture_sees_every_line(caplog: pytest.LogCaptureFixture) -> None:
+    """What the set-up left is undone: a line logged twice is captured twice (the
+    RepeatFilter would hold the second back for 10 s), at the level it had."""
+    level = logging.getLogger("monitor_gateway").level
+    with logging_restored():
+        setup_logging("debug")
+        assert any(isinstance(f, RepeatFilter)
+                   for handler in logging.getLogger().handlers for f in handler.filters)
+    for _ in range(2):
+        logging.getLogger("monitor_gateway.cli").warning("the broker is gone")
+    assert [r.getMessage() for r in caplog.records] == ["the broker is gone"] * 2
+    assert logging.getLogger("monitor_gateway").level == level
 
 
 @pytest.mark.parametrize(("command", "shown"), [

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from paths import ROOT, TESTS
+from paths import ROOT, TESTS, pythonpath
 
 PACKAGES = ("monitor_gateway", "replay", "review")
 
@@ -90,7 +90,7 @@ def test_the_service_runs_without_the_benchmark_layers_dependencies() -> None:
     monitor is built, ``serve --help`` answers, and ``demo`` and ``review`` say which extra
     they need."""
     blocker = TESTS / "without_bench"
-    env = {**os.environ, "PYTHONPATH": str(blocker)}
+    env = {**os.environ, "PYTHONPATH": pythonpath(blocker)}
     script = ("import monitor_gateway.cli, monitor_gateway.gateway;"
               "from monitor_gateway.monitors import build_monitor;"
               "from monitor_gateway.settings import GatewaySettings;"
