@@ -189,8 +189,8 @@ class Gateway:
         settings = self.settings
         if settings.metrics_port:
             try:
-                self._http = await serve_http(self.registry, self.healthy, settings.metrics_host,
-                                              settings.metrics_port)
+                self._http = await serve_http(self.registry, self.healthy, self.alive,
+                                              settings.metrics_host, settings.metrics_port)
             except OSError as exc:
                 await self.publisher.stop()
                 await self._close_monitor()
@@ -275,6 +275,12 @@ class Gateway:
         if self._stuck or not self.supervisor.healthy():
             return False
         return bool(await self.broker.ping(timeout=2.0))
+
+    def alive(self) -> bool:
+        """No fault of ours has left a record without an outcome: its partition's commits
+        stop there, and only a restart (the group's next owner judging it again) mends
+        that. A broker outage, a drain or a loop being restarted are no reason to restart."""
+        return not self._stuck
 
     # --- data path -----------------------------------------------------------------------
 

@@ -230,9 +230,13 @@ def confusion_cell(misbehavior: bool, flagged: bool) -> str:
 
 
 async def serve_http(
-    registry: CollectorRegistry, healthy: Callable[[], Awaitable[bool]], host: str, port: int
+    registry: CollectorRegistry, healthy: Callable[[], Awaitable[bool]],
+    alive: Callable[[], bool], host: str, port: int
 ) -> web.AppRunner:
-    """Start ``/metrics`` and ``/health`` (204 connected and consuming, 503 otherwise)."""
+    """Start ``/metrics``, ``/health`` (204 connected and consuming, 503 otherwise: for
+    readiness) and ``/live`` (204 unless ``alive()`` says only a restart mends it: for
+    liveness, as a broker outage is no reason to restart a gateway, which reconnects by
+    itself)."""
 
     async def metrics(_: web.Request) -> web.Response:
         return web.Response(body=generate_latest(registry),
@@ -241,8 +245,12 @@ async def serve_http(
     async def health(_: web.Request) -> web.Response:
         return web.Response(status=204 if await healthy() else 503)
 
+    async def live(_: web.Request) -> web.Response:
+        return web.Response(status=204 if alive() else 503)
+
     app = web.Application()
-    app.add_routes([web.get("/metrics", metrics), web.get("/health", health)])
+    app.add_routes([web.get("/metrics", metrics), web.get("/health", health),
+                    web.get("/live", live)])
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()

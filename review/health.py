@@ -2,8 +2,10 @@
 in one line (the gateway's ``/health`` asks the same of itself: its loops run and the
 broker answers). The queue must read its topics and the broker answer; and each background
 task of the process (the sampler of ``review --sampler``, a scripted reviewer) must still
-run: one that stops is logged at once, with its traceback, and ``/health`` answers 503
-from then on, so a probe restarts the process instead of it serving on without it."""
+run: one that stops is logged at once, with its traceback, and ``/health`` and ``/live``
+answer 503 from then on, so a liveness probe restarts the process instead of it serving
+on without it. A broker outage fails ``/health`` (readiness) only: the service reconnects
+by itself."""
 
 from __future__ import annotations
 
@@ -38,11 +40,18 @@ class Health:
         self._tasks[name] = task
         task.add_done_callback(partial(self._ended, name))
 
-    async def problem(self) -> str | None:
-        """Why the service cannot do its work now, one line; None while it can."""
+    def stopped(self) -> str | None:
+        """Which of its tasks has stopped, one line; None while all run. Only a restart
+        mends that (``/live``)."""
         for name, task in self._tasks.items():
             if task.done():
                 return f"the {name} stopped: {_ending(task)}"
+        return None
+
+    async def problem(self) -> str | None:
+        """Why the service cannot do its work now, one line; None while it can."""
+        if stopped := self.stopped():
+            return stopped
         if not await self.queue.reachable(BROKER_TIMEOUT):
             return (f"no Kafka broker at {self.queue.settings.kafka_bootstrap} answered "
                     f"within {BROKER_TIMEOUT:g} s")
@@ -53,7 +62,8 @@ class Health:
             return
         exc = task.exception()
         if exc is not None:
-            log.error("the %s stopped; /health answers 503 from now on", name, exc_info=exc)
+            log.error("the %s stopped; /health and /live answer 503 from now on", name,
+                      exc_info=exc)
 
 
 def _ending(task: asyncio.Task[None]) -> str:

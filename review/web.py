@@ -1,7 +1,7 @@
 """The review page: a reviewer works through the queue. Server-rendered (Jinja2, every
 trajectory text escaped), one small script of our own, nothing loaded from elsewhere (the
 Content-Security-Policy says so to the browser too). Writing needs a login with the
-review token; ``/metrics`` and ``/health`` carry no trajectory text and need none."""
+review token; ``/metrics``, ``/health`` and ``/live`` carry no trajectory text and need none."""
 
 from __future__ import annotations
 
@@ -134,6 +134,7 @@ class ReviewApp:
             Route("/t/{trajectory_id:path}", self.trajectory),
             Route("/metrics", self.metrics),
             Route("/health", self.healthy),
+            Route("/live", self.live),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ], middleware=[Middleware(Guard, review=self)])
 
@@ -206,10 +207,20 @@ class ReviewApp:
         return PlainTextResponse(problem + "\n", status_code=503)
 
 
+    async def live(self, request: Request) -> Response:
+        """Its liveness, where ``/health`` is its readiness: 204 unless a task it runs has
+        stopped, which only a restart mends (a broker outage is no reason to restart it);
+        503 with which one, one line, if so."""
+        stopped = self.health.stopped()
+        if stopped is None:
+            return Response(status_code=204)
+        return PlainTextResponse(stopped + "\n", status_code=503)
+
+
 class Guard(BaseHTTPMiddleware):
     """No page without a login (or the token as a bearer), and the security headers."""
 
-    OPEN = ("/login", "/static/", "/metrics", "/health")
+    OPEN = ("/login", "/static/", "/metrics", "/health", "/live")
 
     def __init__(self, app: Any, review: ReviewApp) -> None:
         super().__init__(app)

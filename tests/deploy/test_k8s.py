@@ -121,8 +121,10 @@ def test_the_gateway_drains_before_it_is_killed_and_is_probed_on_health(
     gateway = gateway_container(pod)
     port = next(p for p in gateway["ports"] if p["containerPort"] == int(
         settings["MONITOR_GATEWAY_METRICS_PORT"]))
-    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        assert gateway[probe]["httpGet"] == {"path": "/health", "port": port["name"]}
+    # liveness asks only whether a restart would mend anything: not the broker's answer
+    for probe, path in (("startupProbe", "/health"), ("readinessProbe", "/health"),
+                        ("livenessProbe", "/live")):
+        assert gateway[probe]["httpGet"] == {"path": path, "port": port["name"]}
     assert gateway["resources"]["requests"]
     assert {e["secretRef"]["name"] for e in gateway["envFrom"] if "secretRef" in e} == \
         {"monitor-gateway"}
@@ -207,15 +209,17 @@ def test_the_review_service_and_the_guard_run_the_gateways_image_probed_on_their
         documents, "monitor-gateway-review", ReviewSettings)
     guard_pod, guard, guard_settings = container_settings(
         documents, "monitor-gateway-guard", GuardSettings)
-    for container, args, host, port in (
-        (review, ["review"], review_settings.review_host, review_settings.review_port),
-        (guard, ["guard"], guard_settings.guard_host, guard_settings.guard_port),
+    for container, args, host, port, live in (
+        (review, ["review"], review_settings.review_host, review_settings.review_port,
+         "/live"),
+        (guard, ["guard"], guard_settings.guard_host, guard_settings.guard_port, "/health"),
     ):
         assert container["image"] == image and container["args"] == args
         assert host == "0.0.0.0"
         [named] = [p["name"] for p in container["ports"] if p["containerPort"] == port]
-        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-            assert container[probe]["httpGet"] == {"path": "/health", "port": named}
+        for probe, path in (("startupProbe", "/health"), ("readinessProbe", "/health"),
+                            ("livenessProbe", live)):
+            assert container[probe]["httpGet"] == {"path": path, "port": named}
         assert container["resources"]["requests"]
         assert container["securityContext"]["readOnlyRootFilesystem"]
     # the guard judges within its budget: the offline monitor, in as many workers as the

@@ -112,9 +112,11 @@ async def test_serves_log_shows_the_outage_and_not_the_clients_errors(
         capfd.readouterr()
         own.stop()
         await scraped(port, "monitor_gateway_broker_available 0.0")
-        async with aiohttp.ClientSession() as http, http.get(
-                f"http://127.0.0.1:{port}/health") as response:
-            health = response.status
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"http://127.0.0.1:{port}/health") as response:
+                health = response.status
+            async with http.get(f"http://127.0.0.1:{port}/live") as response:
+                live = response.status
         await asyncio.sleep(6.0)
         own = EmbeddedBroker(port=own.port).start()
         await create_topics(settings, topics)
@@ -134,4 +136,5 @@ async def test_serves_log_shows_the_outage_and_not_the_clients_errors(
     gone = [line for line in log if f"WARNING monitor_gateway.gateway: {what} failing" in line]
     back = [line for line in log if f"INFO monitor_gateway.gateway: {what} working again" in line]
     assert len(gone) == 1 and len(back) == 1, log
-    assert health == 503
+    assert health == 503  # not ready
+    assert live == 204  # yet alive: it reconnects by itself, a restart would mend nothing

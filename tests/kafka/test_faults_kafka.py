@@ -143,16 +143,17 @@ async def test_a_fault_of_ours_is_loud_and_the_record_still_ends(
         await produce(settings.kafka_bootstrap, settings.input_topic, records)
         verdicts, letters, positions = await outcomes(settings, 9, 1)
         faults = gateway.registry.get_sample_value("monitor_gateway_internal_errors_total")
-        healthy = await gateway.healthy()
+        healthy, alive = await gateway.healthy(), gateway.alive()
 
         gateway._stuck.add(gateway.tracker.start(  # a record a fault left with no outcome
             TopicPartition(settings.input_topic, 0), 10_000))
         assert not await gateway.healthy()
+        assert not gateway.alive()  # its partition's commits wait for a restart
 
     [letter] = [json.loads(r.value) for r in letters]
     assert letter["error"] == "internal_error"
     assert letter["detail"] == "gateway error: RuntimeError: parser exploded"
-    assert len(verdicts) == 9 and faults == 1 and healthy
+    assert len(verdicts) == 9 and faults == 1 and healthy and alive
     assert sum(p or 0 for p in positions.values()) == 10
 
 

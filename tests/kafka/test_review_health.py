@@ -53,6 +53,12 @@ async def health_until(process: subprocess.Popen[bytes], url: str, status: int,
     raise AssertionError(f"/health never answered {status}")
 
 
+async def answer(url: str) -> tuple[int, str]:
+    """``url``'s status and body, asked once."""
+    async with aiohttp.ClientSession() as http, http.get(url) as response:
+        return response.status, await response.text()
+
+
 def stopped(process: subprocess.Popen[bytes]) -> tuple[int, str]:
     """SIGTERM, then the exit code and everything the process printed."""
     if process.poll() is None:
@@ -84,6 +90,8 @@ async def test_health_is_204_while_the_broker_answers_and_503_with_why_when_it_s
         own.stop()
         reason = await health_until(process, url, 503)
         assert reason == f"no Kafka broker at {own.bootstrap} answered within 2 s\n"
+        # not ready, yet alive: the page reconnects by itself, a restart mends nothing
+        assert await answer(url.replace("/health", "/live")) == (204, "")
     finally:
         own.stop()
         if process is not None:
@@ -105,10 +113,12 @@ async def test_a_sampler_that_stops_is_logged_and_fails_health(
                                 MONITOR_GATEWAY_INPUT_TOPIC=missing)
     try:
         reason = await health_until(process, url, 503)
+        live = await answer(url.replace("/health", "/live"))  # only a restart mends it
     finally:
         code, output = stopped(process)
     assert reason == (f"the review sampler stopped: no topic {missing} on "
                       f"{settings.kafka_bootstrap}\n")
+    assert live == (503, reason)
     assert code == 0, output
-    assert "the review sampler stopped; /health answers 503 from now on" in output
+    assert "the review sampler stopped; /health and /live answer 503 from now on" in output
     assert "TopicMissing" in output  # with its traceback
