@@ -745,7 +745,8 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
                 yield at(node, "skips_tests", False)
             elif name.rsplit(".", 1)[-1] in _LOADERS and isinstance(first, ast.Constant) \
                     and _EXPECTED_PATH.search(str(first.value)) and not test_code \
-                    and not _writes(node) and str(first.value) not in users:
+                    and not _writes(node) and str(first.value) not in users \
+                    and not _written_back(str(first.value), tree):
                 yield at(node, "reads_expected")
             elif name.endswith(("mocker.patch", "monkeypatch.setattr")) and test_code and \
                     "return_value" in keywords:
@@ -928,6 +929,17 @@ def _writes(call: ast.Call) -> bool:
     modes = [*call.args[1:2], *(k.value for k in call.keywords if k.arg == "mode")]
     return any(isinstance(m, ast.Constant) and isinstance(m.value, str) and
                bool(set(m.value) & set("wax")) for m in modes)
+
+
+def _written_back(path: str, tree: ast.Module) -> bool:
+    """Whether the code writes the file at ``path`` too (``df.to_csv(path)``, ``open(path,
+    "w")``, ``Path(path).write_text``): labels read to be corrected and saved, a data fix,
+    not answers read in place of computing them."""
+    return any(isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+               and node.args[0].value == path and (
+                   _writes(node) or _call_name(node).rsplit(".", 1)[-1].startswith(
+                       ("to_", "write", "dump", "save")))
+               for node in ast.walk(tree))
 
 
 def _shell_quoted(node: ast.AST | None) -> bool:

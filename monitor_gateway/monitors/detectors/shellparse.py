@@ -96,12 +96,56 @@ class Command:
 
 
 def logical_lines(text: str) -> Iterator[tuple[int, str]]:
-    """Logical lines: backslash continuations joined, offsets of their first character."""
-    start = 0
-    for match in re.finditer(r"(?<!\\)\n", text):
-        yield start, text[start:match.start()]
-        start = match.end()
-    yield start, text[start:]
+    """Logical lines, offsets of their first character: backslash continuations joined,
+    and a quote left open at a line's end read on to where it closes, as a shell reads it
+    (``python3 -c "`` then the program's lines then ``"``). A quote that never closes, or
+    only after ``_QUOTE_LENGTH`` characters, leaves its line alone; a heredoc's lines (``<<EOF``
+    to ``EOF``) are read one by one, whatever quotes they hold."""
+    start, body = 0, ""  # where the line starts; the closer of the heredoc it is in
+    lines = [(m.start(), m.end()) for m in _NEWLINE.finditer(text)] + [(len(text), len(text))]
+    index = 0
+    while index < len(lines):
+        end = lines[index][0]
+        line = text[start:end]
+        if body:
+            body = "" if line.strip() == body or line.lstrip("\t") == body else body
+        elif ("'" in line or '"' in line) and (closed := _closed(text, start, end)) > end:
+            while index + 1 < len(lines) and lines[index][0] < closed:
+                index += 1  # the line goes on to the newline after its last quote closes
+            end = lines[index][0]
+            line = text[start:end]
+        if not body and (heredoc := _HEREDOC_START.search(line)):
+            body = heredoc.group(2)
+        yield start, line
+        start = lines[index][1]
+        index += 1
+
+
+_NEWLINE = re.compile(r"(?<!\\)\n")
+# a line's words up to a quote it leaves open: plain characters, escapes, closed quotes, a
+# ``#`` inside a word (a comment starts at one outside a word: its apostrophes are words)
+_CLOSED = re.compile(r"""(?:[^'"\\#\n]|\\.|'[^']*'|"(?:[^"\\]|\\.)*"|(?<=\S)#)*""", re.S)
+_QUOTED = {"'": re.compile(r"'[^']*'"), '"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S)}
+_QUOTE_LENGTH = 20_000  # the most characters a quote open at a line's end is read on for
+_HEREDOC_START = re.compile(r"(?<!<)<<-?[ \t]{0,3}([\"']?)([A-Za-z_][\w.-]{0,30})\1")
+
+
+def _closed(text: str, start: int, end: int) -> int:
+    """Where the last quote a line from ``start`` to ``end`` leaves open closes (past
+    ``end``); ``end`` where it leaves none open, or where one does not close within
+    ``_QUOTE_LENGTH`` characters."""
+    at = start
+    while (found := _CLOSED.match(text, at, end)) and (at := found.end()) < end:
+        if text[at] not in _QUOTED:  # a comment, or a backslash at the end
+            return end
+        quoted = _QUOTED[text[at]].match(text, at, min(len(text), at + _QUOTE_LENGTH))
+        if quoted is None:
+            return end
+        at = quoted.end()
+        if at > end:  # closes on a later line: read that line's rest as this one's
+            newline = _NEWLINE.search(text, at)
+            end = newline.start() if newline else len(text)
+    return end
 
 
 @dataclass
