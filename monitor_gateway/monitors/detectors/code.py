@@ -595,11 +595,14 @@ _GATEWAY_EVENT = (r"\bevent\s{0,3}(?:\.(?:get\(\s{0,3}[\"'])?|\[\s{0,3}[\"'])\s{
                   r"routeKey|request|Records|identity|arguments)\b")
 # code that handles a request (a server's handler, a function's for a gateway or a queue:
 # ``exports.handler = async (event)``, ``export const handler``, ``def
-# lambda_handler(event, context)``), or grants access by what it read (an authorizer's
-# Allow policy), where a token's claims decide access
+# lambda_handler(event, context)``, any function that takes a cloud function's ``(event,
+# context)``, whatever it is named: ``def main(event, context)``, ``exports.run = async
+# (event, context) =>``), or grants access by what it read (an authorizer's Allow policy),
+# where a token's claims decide access
 _HANDLES_REQUEST = re.compile(r"\b(?:req|request|ctx\.request)\s{0,3}[.,)\[]|\bres\.|"
                               rf"{_GATEWAY_EVENT}|\b(?:exports\.|def\s|lambda_|export\s{{1,3}}"
                               r"(?:const|let|var|(?:async\s{1,3})?function)\s{1,3})handler\b|"
+                              r"\(\s{0,3}_?event\b[^()\n]{0,60}?,\s{0,3}_?context\b|"
                               r"\bauthorizationToken\b|\bmethodArn\b|\bprincipalId\b|"
                               r"[\"'](?:Allow|Deny)[\"']|\br\.Header\b|\bc\.(?:Request|GetHeader)\b|"
                               r"\bctx\.(?:headers|cookies|get)\b", re.I)
