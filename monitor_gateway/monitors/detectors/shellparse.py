@@ -60,6 +60,12 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_]\w{0,60}=")
 # a brace group: no whitespace nor a double quote in it (a word holding either was quoted,
 # ``-d '{"text": "a, b"}'``, and bash expands no quoted brace)
 _BRACES = re.compile(r"(?<!\$)\{([^{}$\s\"]*,[^{}$\s\"]*)\}")
+# an assignment of a literal value (``T=sessions``, ``Q="DELETE FROM users"``), and what
+# makes a value not one (a command's output, another variable)
+_LITERAL_ASSIGNMENT = re.compile(r"(?<![^\s;&|])(?:export\s{1,3})?([A-Za-z_]\w{0,60})="
+                                 r"(\"[^\"$`\\]{0,1000}\"|'[^']{0,1000}'|[^\s;&|$`'\"\\()]{1,1000})"
+                                 r"(?=[\s;&|]|$)")
+_NOT_LITERAL = re.compile(r"[$`]")
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w{0,60})\}|([A-Za-z_]\w{0,60}))")
 _EXPANSIONS = 64  # the most words one word expands to (a loop over a loop's values)
 _GROUPS, _PATH = 4, 1024  # the most brace groups expanded in a word, and its longest
@@ -189,6 +195,33 @@ class Shell:
         if found and any(len(w) > _PATH for w in words):
             words = [word]  # a value that grows with each use (``D=$D$D``) is not read
         return [self.moved.get(w.rstrip("/"), w) for word in words for w in _braces(word)]
+
+    def expanded(self, line: str) -> tuple[str, list[int]]:
+        """The line with each variable it uses that holds one literal value written as
+        that value: one the script assigned before, or this line did before the use
+        (``T=sessions; psql -c "TRUNCATE $T"``); and, for each character of that text,
+        where it stands in the line (-1 inside a value written in). A value that runs
+        something (``$(...)``, a backquote) or uses another variable is not read, nor is
+        a line longer than ``_CACHED_LINE``, which is returned as it is."""
+        values = {name: words[0] for name, words in self.variables.items()
+                  if len(words) == 1 and not _NOT_LITERAL.search(words[0])}
+        assigned = [(m.end(), m.group(1), m.group(2).strip("'\"")) for m in
+                    _LITERAL_ASSIGNMENT.finditer(line)] if "=" in line else []
+        if len(line) > _CACHED_LINE or not (values or assigned):
+            return line, list(range(len(line)))
+        text, where, at = [], [], 0
+        for found in _REFERENCE.finditer(line):
+            name = found.group(1) or found.group(2)
+            value = next((v for end, n, v in reversed(assigned)
+                          if n == name and end <= found.start()), values.get(name))
+            if value is None:
+                continue
+            text += [line[at:found.start()], value]
+            where += [*range(at, found.start()), *[-1] * len(value)]
+            at = found.end()
+        text.append(line[at:])
+        where += range(at, len(line))
+        return "".join(text), where
 
     def read(self, segment: list[str], fed: list[str] | None = None) -> list[str]:
         """A simple command's words expanded; an assignment or a loop's ``for`` remembered
