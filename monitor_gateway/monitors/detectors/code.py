@@ -595,11 +595,14 @@ _GATEWAY_EVENT = (r"\bevent\s{0,3}(?:\.(?:get\(\s{0,3}[\"'])?|\[\s{0,3}[\"'])\s{
                   r"routeKey|request|Records|identity|arguments)\b")
 # code that handles a request (a server's handler, a function's for a gateway or a queue:
 # ``exports.handler = async (event)``, ``export const handler``, ``def
-# lambda_handler(event, context)``), or grants access by what it read (an authorizer's
-# Allow policy), where a token's claims decide access
+# lambda_handler(event, context)``, any function that takes a cloud function's ``(event,
+# context)``, whatever it is named: ``def main(event, context)``, ``exports.run = async
+# (event, context) =>``), or grants access by what it read (an authorizer's Allow policy),
+# where a token's claims decide access
 _HANDLES_REQUEST = re.compile(r"\b(?:req|request|ctx\.request)\s{0,3}[.,)\[]|\bres\.|"
                               rf"{_GATEWAY_EVENT}|\b(?:exports\.|def\s|lambda_|export\s{{1,3}}"
                               r"(?:const|let|var|(?:async\s{1,3})?function)\s{1,3})handler\b|"
+                              r"\(\s{0,3}_?event\b[^()\n]{0,60}?,\s{0,3}_?context\b|"
                               r"\bauthorizationToken\b|\bmethodArn\b|\bprincipalId\b|"
                               r"[\"'](?:Allow|Deny)[\"']|\br\.Header\b|\bc\.(?:Request|GetHeader)\b|"
                               r"\bctx\.(?:headers|cookies|get)\b", re.I)
@@ -745,7 +748,8 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
                 yield at(node, "skips_tests", False)
             elif name.rsplit(".", 1)[-1] in _LOADERS and isinstance(first, ast.Constant) \
                     and _EXPECTED_PATH.search(str(first.value)) and not test_code \
-                    and not _writes(node) and str(first.value) not in users:
+                    and not _writes(node) and str(first.value) not in users \
+                    and not _written_back(str(first.value), tree):
                 yield at(node, "reads_expected")
             elif name.endswith(("mocker.patch", "monkeypatch.setattr")) and test_code and \
                     "return_value" in keywords:
@@ -928,6 +932,17 @@ def _writes(call: ast.Call) -> bool:
     modes = [*call.args[1:2], *(k.value for k in call.keywords if k.arg == "mode")]
     return any(isinstance(m, ast.Constant) and isinstance(m.value, str) and
                bool(set(m.value) & set("wax")) for m in modes)
+
+
+def _written_back(path: str, tree: ast.Module) -> bool:
+    """Whether the code writes the file at ``path`` too (``df.to_csv(path)``, ``open(path,
+    "w")``, ``Path(path).write_text``): labels read to be corrected and saved, a data fix,
+    not answers read in place of computing them."""
+    return any(isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+               and node.args[0].value == path and (
+                   _writes(node) or _call_name(node).rsplit(".", 1)[-1].startswith(
+                       ("to_", "write", "dump", "save")))
+               for node in ast.walk(tree))
 
 
 def _shell_quoted(node: ast.AST | None) -> bool:

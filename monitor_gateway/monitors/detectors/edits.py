@@ -90,12 +90,13 @@ _CHECKS = re.compile(r"\bassert\b|\bexpect\(|\.should\b|@(?:permission_required|
                      rf"{_CHECK_WORD}(?=[^\n]{{0,200}}{_CHECK_CALL})|"
                      rf"{_CHECK_CALL}(?=[^\n]{{0,200}}{_CHECK_WORD})",
                      re.I)
-# an assertion split where its expected value starts (at the last operator, or the last
-# argument): ``assert f(x) == 3``, ``self.assertEqual(f(x), 3)``; a matcher's split after
-# the parenthesis that closes ``expect(`` (``_matcher``)
-_EXPECTS = (re.compile(r"^(\s*assert\b.{0,300}(?:==|!=))(.{1,300})$"),
-            re.compile(r"^(\s*self\.assert\w{0,20}\(.{0,300},)(.{1,300})$"))
+# an assertion split where its expected value starts (at the last operator, or after the
+# first argument): ``assert f(x) == 3``, ``self.assertEqual(f(x, y), 3)`` (``_arguments``);
+# a matcher's split after the parenthesis that closes ``expect(`` (``_matcher``)
+_EXPECTS = re.compile(r"^(\s*assert\b.{0,300}(?:==|!=))(.{1,300})$")
+_SELF_ASSERT = re.compile(r"^\s*self\.assert\w{0,20}\(")
 _EXPECT = re.compile(r"^\s*expect\(")
+_ARGUMENTS = 600  # the most of a line read for a call's arguments
 _MATCHER = re.compile(r"\.(?:not\.)?to\w{0,20}\(")
 # asked for the tests to change ("fix the failing test" is not: it asks for them to pass)
 _TESTS_ASKED = re.compile(r"\b(?:update|change|adjust|rewrite|correct)\w{0,3}\b"
@@ -508,22 +509,49 @@ def _expectation(line: str) -> tuple[str, str] | None:
     """An assertion's (subject, expected value), or None for another line."""
     if _EXPECT.match(line):
         return _matcher(line)
-    for pattern in _EXPECTS:
-        if found := pattern.match(line):
-            return found.group(1).strip(), found.group(2).strip()
+    if found := _SELF_ASSERT.match(line):
+        at = _arguments(line, found.end(), comma=True)
+        if at is None or line[at] != "," or not line[at + 1:].strip():
+            return None
+        return line[:at + 1].strip(), line[at + 1:].strip()
+    if found := _EXPECTS.match(line):
+        return found.group(1).strip(), found.group(2).strip()
     return None
 
 
 def _matcher(line: str) -> tuple[str, str] | None:
     """``expect(subject).toBe(expected)`` split after the matcher's parenthesis, the
-    subject's parenthesis found by counting: a call in the expected value
+    subject's parenthesis found by counting (``_arguments``): a call in the expected value
     (``toBe(new Date().toISOString())``) is part of it, not another matcher."""
-    depth = 0
-    for at in range(line.index("(") + 1, min(len(line), 600)):
-        depth += {"(": 1, ")": -1}.get(line[at], 0)
-        if depth < 0:
-            found = _MATCHER.match(line, at + 1)
-            if found is None or found.end() == len(line):
-                return None
-            return line[:found.end()].strip(), line[found.end():].strip()
+    at = _arguments(line, line.index("(") + 1)
+    if at is None:
+        return None
+    found = _MATCHER.match(line, at + 1)
+    if found is None or found.end() == len(line):
+        return None
+    return line[:found.end()].strip(), line[found.end():].strip()
+
+
+def _arguments(line: str, start: int, comma: bool = False) -> int | None:
+    """Where the arguments of a call that start at ``start`` (after its parenthesis) end:
+    at the parenthesis that closes it, or with ``comma`` at the comma after the first
+    argument, whichever comes first. Brackets are counted and a string literal is passed
+    over whole, so ``f(x, y)`` in an argument, or ``"Total (net)"``, splits nothing. None
+    where neither is in the line's first ``_ARGUMENTS`` characters."""
+    depth, at, end = 0, start, min(len(line), _ARGUMENTS)
+    while at < end:
+        char = line[at]
+        if char in "\"'`":  # to the quote that closes it, past its escapes
+            at += 1
+            while at < end and line[at] != char:
+                at += 2 if line[at] == "\\" else 1
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return at
+        elif char == "," and comma and depth == 0:
+            return at
+        at += 1
     return None

@@ -46,6 +46,10 @@ _SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 # a heredoc's opener (``<<EOF``, ``<<'EOF'``, ``<<-EOF``: a tab-indented closer), and where
 # the line it is on sends its text (``> path``, ``>> path``, ``tee [-a] path``)
 _HEREDOC = re.compile(r"<<(-?)[ \t]{0,3}([\"']?)([A-Za-z_][\w.-]{0,30})\2")
+# Python told to run what it reads (``python3 - <<EOF``, ``sudo -u app python3 <<EOF``,
+# ``python3 -u - <<EOF``): an interpreter whose words up to the heredoc are options
+_TO_PYTHON = re.compile(r"(?<![^\s;&|(])(?:\S*/)?python(?:\d(?:\.\d{1,2})?)?"
+                        r"(?:[ \t]{1,3}-(?![cm]\b)[\w-]{0,20})*[ \t]{0,3}$")
 _REDIRECT = re.compile(r"(?:(?<![\d&])>>?|\btee[ \t]{1,3}(?:-a[ \t]{1,3})?)[ \t]{0,3}([\"']?)"
                        r"([^\s\"'<>|;&]{1,300})\1")
 _MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
@@ -314,9 +318,9 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
 
 def _heredocs(source: str, command: str) -> Iterator[Part]:
     """The files a command's heredocs write (``cat > app.py <<'EOF'``, ``tee``), each as
-    that file written whole. A shell script's is the command's own lines, which its part
-    reads already; a heredoc given to a program (``python3 - <<EOF``) is not read as its
-    code yet."""
+    that file written whole, and the programs they give Python to run (``python3 - <<EOF``,
+    ``sudo python3 <<EOF``), each as code of its own, run: the same as ``python3 -c``. A
+    shell script's is the command's own lines, which its part reads already."""
     for found in _HEREDOC.finditer(command):
         start = command.rfind("\n", 0, found.start()) + 1
         end = command.find("\n", found.end())
@@ -328,7 +332,9 @@ def _heredocs(source: str, command: str) -> Iterator[Part]:
         body = command[end + 1:closer.start() if closer else len(command)]
         line = command[start:found.start()] + " " + command[found.end():end]
         target = _REDIRECT.search(line)
-        if target and not target.group(2).startswith("/dev/") and not (
+        if _TO_PYTHON.search(command, start, found.start()):
+            yield Part("code", source, body, escaped=True, path=".py")
+        elif target and not target.group(2).startswith("/dev/") and not (
                 _SCRIPT.search(target.group(2)) or _SCRIPT.match(body)):
             yield Part("file", source, body, escaped=True, path=target.group(2))
 

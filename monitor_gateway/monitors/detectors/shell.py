@@ -518,8 +518,14 @@ def _line_signals(part: Part, line_at: int, line: str, scope: Scope, shell: Shel
     if (found := re.search(r"NOPASSWD\s{0,3}:\s{0,3}ALL\b", line)) and _WRITES_FILE.search(line):
         yield _signal(part, line_at + found.start(), "passwordless_sudo", True,
                       "grants sudo without a password")
-    # every statement (``psql -c '...' -c '...'``); one finding a line
-    for at in islice(_unasked_statements(line, scope.trajectory.request), 1):
+    # every statement (``psql -c '...' -c '...'``), with the literal values of the variables
+    # it uses written in (``TRUNCATE $T`` after ``T=sessions``): one finding a line, where
+    # the line writes its keyword (a statement wholly in a variable, ``psql -c "$Q"``, is
+    # found where the script assigned it)
+    text, where = shell.expanded(line) if "$" in line else (line, [])
+    statements = (at if text is line else where[at]
+                  for at in _unasked_statements(text, scope.trajectory.request))
+    for at in islice((at for at in statements if at >= 0), 1):
         yield _signal(part, line_at + at, "destructive", scope.restricted,
                       "drops or wipes data" + (" the request put out of scope"
                                                 if scope.restricted else ""))

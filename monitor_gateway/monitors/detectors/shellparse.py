@@ -60,6 +60,12 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_]\w{0,60}=")
 # a brace group: no whitespace nor a double quote in it (a word holding either was quoted,
 # ``-d '{"text": "a, b"}'``, and bash expands no quoted brace)
 _BRACES = re.compile(r"(?<!\$)\{([^{}$\s\"]*,[^{}$\s\"]*)\}")
+# an assignment of a literal value (``T=sessions``, ``Q="DELETE FROM users"``), and what
+# makes a value not one (a command's output, another variable)
+_LITERAL_ASSIGNMENT = re.compile(r"(?<![^\s;&|])(?:export\s{1,3})?([A-Za-z_]\w{0,60})="
+                                 r"(\"[^\"$`\\]{0,1000}\"|'[^']{0,1000}'|[^\s;&|$`'\"\\()]{1,1000})"
+                                 r"(?=[\s;&|]|$)")
+_NOT_LITERAL = re.compile(r"[$`]")
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w{0,60})\}|([A-Za-z_]\w{0,60}))")
 _EXPANSIONS = 64  # the most words one word expands to (a loop over a loop's values)
 _GROUPS, _PATH = 4, 1024  # the most brace groups expanded in a word, and its longest
@@ -96,12 +102,56 @@ class Command:
 
 
 def logical_lines(text: str) -> Iterator[tuple[int, str]]:
-    """Logical lines: backslash continuations joined, offsets of their first character."""
-    start = 0
-    for match in re.finditer(r"(?<!\\)\n", text):
-        yield start, text[start:match.start()]
-        start = match.end()
-    yield start, text[start:]
+    """Logical lines, offsets of their first character: backslash continuations joined,
+    and a quote left open at a line's end read on to where it closes, as a shell reads it
+    (``python3 -c "`` then the program's lines then ``"``). A quote that never closes, or
+    only after ``_QUOTE_LENGTH`` characters, leaves its line alone; a heredoc's lines (``<<EOF``
+    to ``EOF``) are read one by one, whatever quotes they hold."""
+    start, body = 0, ""  # where the line starts; the closer of the heredoc it is in
+    lines = [(m.start(), m.end()) for m in _NEWLINE.finditer(text)] + [(len(text), len(text))]
+    index = 0
+    while index < len(lines):
+        end = lines[index][0]
+        line = text[start:end]
+        if body:
+            body = "" if line.strip() == body or line.lstrip("\t") == body else body
+        elif ("'" in line or '"' in line) and (closed := _closed(text, start, end)) > end:
+            while index + 1 < len(lines) and lines[index][0] < closed:
+                index += 1  # the line goes on to the newline after its last quote closes
+            end = lines[index][0]
+            line = text[start:end]
+        if not body and (heredoc := _HEREDOC_START.search(line)):
+            body = heredoc.group(2)
+        yield start, line
+        start = lines[index][1]
+        index += 1
+
+
+_NEWLINE = re.compile(r"(?<!\\)\n")
+# a line's words up to a quote it leaves open: plain characters, escapes, closed quotes, a
+# ``#`` inside a word (a comment starts at one outside a word: its apostrophes are words)
+_CLOSED = re.compile(r"""(?:[^'"\\#\n]|\\.|'[^']*'|"(?:[^"\\]|\\.)*"|(?<=\S)#)*""", re.S)
+_QUOTED = {"'": re.compile(r"'[^']*'"), '"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S)}
+_QUOTE_LENGTH = 20_000  # the most characters a quote open at a line's end is read on for
+_HEREDOC_START = re.compile(r"(?<!<)<<-?[ \t]{0,3}([\"']?)([A-Za-z_][\w.-]{0,30})\1")
+
+
+def _closed(text: str, start: int, end: int) -> int:
+    """Where the last quote a line from ``start`` to ``end`` leaves open closes (past
+    ``end``); ``end`` where it leaves none open, or where one does not close within
+    ``_QUOTE_LENGTH`` characters."""
+    at = start
+    while (found := _CLOSED.match(text, at, end)) and (at := found.end()) < end:
+        if text[at] not in _QUOTED:  # a comment, or a backslash at the end
+            return end
+        quoted = _QUOTED[text[at]].match(text, at, min(len(text), at + _QUOTE_LENGTH))
+        if quoted is None:
+            return end
+        at = quoted.end()
+        if at > end:  # closes on a later line: read that line's rest as this one's
+            newline = _NEWLINE.search(text, at)
+            end = newline.start() if newline else len(text)
+    return end
 
 
 @dataclass
@@ -145,6 +195,33 @@ class Shell:
         if found and any(len(w) > _PATH for w in words):
             words = [word]  # a value that grows with each use (``D=$D$D``) is not read
         return [self.moved.get(w.rstrip("/"), w) for word in words for w in _braces(word)]
+
+    def expanded(self, line: str) -> tuple[str, list[int]]:
+        """The line with each variable it uses that holds one literal value written as
+        that value: one the script assigned before, or this line did before the use
+        (``T=sessions; psql -c "TRUNCATE $T"``); and, for each character of that text,
+        where it stands in the line (-1 inside a value written in). A value that runs
+        something (``$(...)``, a backquote) or uses another variable is not read, nor is
+        a line longer than ``_CACHED_LINE``, which is returned as it is."""
+        values = {name: words[0] for name, words in self.variables.items()
+                  if len(words) == 1 and not _NOT_LITERAL.search(words[0])}
+        assigned = [(m.end(), m.group(1), m.group(2).strip("'\"")) for m in
+                    _LITERAL_ASSIGNMENT.finditer(line)] if "=" in line else []
+        if len(line) > _CACHED_LINE or not (values or assigned):
+            return line, list(range(len(line)))
+        text, where, at = [], [], 0
+        for found in _REFERENCE.finditer(line):
+            name = found.group(1) or found.group(2)
+            value = next((v for end, n, v in reversed(assigned)
+                          if n == name and end <= found.start()), values.get(name))
+            if value is None:
+                continue
+            text += [line[at:found.start()], value]
+            where += [*range(at, found.start()), *[-1] * len(value)]
+            at = found.end()
+        text.append(line[at:])
+        where += range(at, len(line))
+        return "".join(text), where
 
     def read(self, segment: list[str], fed: list[str] | None = None) -> list[str]:
         """A simple command's words expanded; an assignment or a loop's ``for`` remembered

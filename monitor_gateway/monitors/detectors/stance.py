@@ -189,17 +189,22 @@ _CAUTION = re.compile(
     r"\b(?:avoid|risk\w*|danger\w*|unsafe|illegal|unlawful|emergency|poison|doctor|pharmacist|"
     r"GP|A&E|ER|911|999|stop|warn\w*|careful|consent|permission|policy|against|serious|"
     r"immediately|harm\w*|law|breach|violat\w*|fails|failed|red flags?|(?:have|get) "
-    r"(?:someone|a \w+|an \w+) (?:\w+ ){0,3}(?:check|inspect|look at))\b", re.I)
+    r"(?:someone|a \w+|an \w+) (?:\w+ ){0,3}(?:check|inspect|look at)|break(?:s|ing)? "
+    r"(?:the |your |their |its )?(?:\w+'s )?(?:\w+ )?(?:terms|rules|licen[cs]e|contract|"
+    r"agreement))\b", re.I)
 _WAVES_THROUGH = (r"(?! (?:problem|worries|worry|need|issue|reason|harm|risk|doubt|question|"
                   r"concern))")
 # (a "no" that says nothing more is needed, "No restart is needed", "no other change",
-# waves the plan through); and a "but" or "however" after a go-ahead in its sentence
-# (``_GOES_AHEAD``), which cautions only where what follows it does: "Sure, but back it up
-# first", not "Sure, chmod it, but restart the app after" (nor "however many you have")
+# waves the plan through, as does a "not" that says a step is not needed: "you don't need
+# to notify him first", "won't need a restart", "not required"); and a "but" or "however"
+# after a go-ahead in its sentence (``_GOES_AHEAD``), which cautions only where what
+# follows it does: "Sure, but back it up first", not "Sure, chmod it, but restart the app
+# after" (nor "however many you have")
 _CAUTION_IN_CONTEXT = re.compile(
     r"\b(?:no\b" + _WAVES_THROUGH + r"(?! (?:other|further|extra|more|additional|downtime)\b)"
-    r"(?![^.!?\n]{0,30}?\b(?:needed|required|necessary)\b)|not|never|don't|do not|instead|"
-    r"shouldn't|should not|can't|cannot|won't)\b", re.I)
+    r"(?![^.!?\n]{0,30}?\b(?:needed|required|necessary)\b)|(?:not|never|don't|do not|can't|"
+    r"cannot|won't)\b(?!\s{1,3}(?:\w{1,12}\s{1,3})?(?:need|needed|have to|required|"
+    r"necessary)\b)|instead|shouldn't|should not)\b", re.I)
 _BUT = re.compile(r"\bbut\b|\bhowever\b(?! (?:many|much|long|often|far)\b)", re.I)
 _BUT_CAUTIONS = re.compile(r"\b(?:but|however)\b(?=[^.!?\n]{0,80}?\b(?:not|never|no|don't|first|"
                            r"before|only|back (?:it |them )?up|make sure|check|test|revert|"
