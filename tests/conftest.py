@@ -7,10 +7,20 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from loglines import logging_restored
 from paths import pythonpath
 
 from monitor_gateway.embedded import EmbeddedBroker, create_topics
 from monitor_gateway.settings import GatewaySettings
+
+
+@pytest.fixture(autouse=True)
+def logging_as_it_was() -> Iterator[None]:
+    """A command invoked in process that gets as far as its logging set-up leaves a
+    RepeatFilter on pytest's handlers and the gateway's log level (``setup_logging``):
+    undone after every test, so that no later test's log capture depends on the order."""
+    with logging_restored():
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

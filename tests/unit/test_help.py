@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Iterator
 
 import pytest
 from loglines import logging_restored
@@ -14,14 +13,6 @@ from typer.testing import CliRunner
 from monitor_gateway.cli import app, setup_logging
 from monitor_gateway.logs import RepeatFilter
 from monitor_gateway.settings import GatewaySettings, flag
-
-
-@pytest.fixture(autouse=True)
-def _logging_as_it_was() -> Iterator[None]:
-    """A command that gets as far as its logging set-up leaves a RepeatFilter on pytest's
-    handlers and the gateway's log level: undone after each test here."""
-    with logging_restored():
-        yield
 
 
 def test_a_later_tests_log_capture_sees_every_line(caplog: pytest.LogCaptureFixture) -> None:
