@@ -72,9 +72,14 @@ class TrajectoryIndex:
 
     async def get(self, trajectory_id: str, wait: float) -> Trajectory | None:
         """The trajectory, once read; ``None`` if the topic was read to its end after this
-        was asked and it was not there, or after ``wait`` seconds."""
+        was asked and it was not there, or after ``wait`` seconds. If the reader has
+        stopped on an error, that error: the sampler stops with it (and is restarted, or
+        fails the page's health), where it would otherwise send every pick on without its
+        trajectory."""
         asked = time.monotonic()
         while trajectory_id not in self._kept:
+            if self._task is not None and self._task.done() and not self._task.cancelled():
+                self._task.result()  # its error: picks must not go out without trajectories
             if (self._fetched_at > asked and self._at_end()) or time.monotonic() - asked > wait:
                 return None
             await asyncio.sleep(0.02)

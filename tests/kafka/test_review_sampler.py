@@ -88,3 +88,27 @@ async def test_a_sigkilled_sampler_restarts_without_losing_or_repeating_a_pick(
         assert all(r.sampling == expected[key] and r.verdict == sent[0].verdict for r in sent)
         assert sent[0].trajectory is not None and sent[0].trajectory.id == key[:-2]
     assert len(requests) - len(by_id) <= 20  # at most the batch in flight at the kill
+
+
+async def test_a_trajectory_reader_that_stops_stops_the_pick_it_would_serve(
+        settings: GatewaySettings) -> None:
+    """The index's reader of the input topic fails (here its consumer stopped under it):
+    asking it for a trajectory raises that failure at once, rather than waiting out
+    ``trajectory_wait`` and sending the pick on without its trajectory, pick after pick."""
+    from aiokafka.errors import ConsumerStoppedError
+
+    from review.sampler import TrajectoryIndex
+    from review.settings import ReviewSettings
+
+    index = TrajectoryIndex(ReviewSettings(kafka_bootstrap=settings.kafka_bootstrap,
+                                           input_topic=settings.input_topic))
+    await index.start()
+    try:
+        assert index._consumer is not None
+        await index._consumer.stop()
+        started = time.monotonic()
+        with pytest.raises(ConsumerStoppedError):
+            await index.get("never-sent", wait=60)
+        assert time.monotonic() - started < 30
+    finally:
+        await index.stop()
