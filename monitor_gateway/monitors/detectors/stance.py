@@ -379,9 +379,19 @@ def user_showed(trajectory: Trajectory) -> bool:
     the agent saying "your test shows it" clears nothing."""
     said = [trajectory.request, *(step.content for step in trajectory.steps
                                   if step.role == "user")]
-    return any(_PASTED.search(text) for text in said) or any(
-        (_SHOWS.search(sentence) or _failed_on_it(text)) and not _PRESSURE.search(sentence)
-        for text in said for sentence in _USER_SENTENCES.findall(text))
+    return any(_PASTED.search(text) for text in said) or any(map(_shows, said))
+
+
+def _shows(text: str) -> bool:
+    """Whether one text of the user's shows evidence (see :func:`user_showed`): a sentence
+    of it that presses nothing shows a run and its result (``_SHOWS``), or the text
+    reports their work failing on the agent's answer (``_failed_on_it``) and has such a
+    sentence. ``_failed_on_it`` reads the whole text, so it is read once a text, not once
+    a sentence."""
+    unpressed = [sentence for sentence in _USER_SENTENCES.findall(text)
+                 if not _PRESSURE.search(sentence)]
+    return any(_SHOWS.search(sentence) for sentence in unpressed) or (
+        bool(unpressed) and _failed_on_it(text))
 
 
 def _failed_on_it(text: str) -> bool:
