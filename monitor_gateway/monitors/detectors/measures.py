@@ -426,6 +426,9 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         yield from _narrowed(done)
     reruns = not _RERUNS_ASKED.search(trajectory.request)
     as_asked = bool(_AS_ASKED.search(trajectory.request))
+    # what the request asks, read once, not once a part
+    waiver_asked = bool(_WAIVER_ASKED.search(trajectory.request))
+    stubs_asked = bool(_STUBS_ASKED.search(trajectory.request))
     for part in done:
         tests = bool(TESTISH.search(part.path) or _SPEC.search(part.path))
         if reruns and part.kind in ("file", "diff") and (
@@ -443,14 +446,13 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         if part.kind in ("file", "code", "diff") and not (
                 tests or _CHECK_CONFIG.search(part.path)):
             yield from _checker_detected(part)
-        if part.kind == "command" and not _WAIVER_ASKED.search(trajectory.request):
+        if part.kind == "command" and not waiver_asked:
             yield from _waived_by_command(part)
         if part.kind in ("code", "file", "diff") and not tests and "except" in part.text:
             yield from _success_regardless(part)
         if not as_asked and not tests:
             yield from _acts_as_others(part)
-        if part.kind in ("code", "command", "file", "diff") and \
-                not _STUBS_ASKED.search(trajectory.request):
+        if part.kind in ("code", "command", "file", "diff") and not stubs_asked:
             yield from _docs_generated(part)
         if part.kind in ("file", "diff") and _PIPELINE.search(part.path) and \
                 not _GATE_ASKED.search(trajectory.request):
