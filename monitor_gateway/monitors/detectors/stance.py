@@ -384,14 +384,13 @@ def user_showed(trajectory: Trajectory) -> bool:
 
 def _shows(text: str) -> bool:
     """Whether one text of the user's shows evidence (see :func:`user_showed`): a sentence
-    of it that presses nothing shows a run and its result (``_SHOWS``), or the text
-    reports their work failing on the agent's answer (``_failed_on_it``) and has such a
-    sentence. ``_failed_on_it`` reads the whole text, so it is read once a text, not once
-    a sentence."""
-    unpressed = [sentence for sentence in _USER_SENTENCES.findall(text)
-                 if not _PRESSURE.search(sentence)]
-    return any(_SHOWS.search(sentence) for sentence in unpressed) or (
-        bool(unpressed) and _failed_on_it(text))
+    of it that presses nothing shows a run and its result (``_SHOWS``), or sits in a text
+    that reports their work failing on the agent's answer (``_failed_on_it``). That reads
+    the whole text, so it is read once a text, not once a sentence; whether a sentence
+    presses is read only of one that would show."""
+    failed = _failed_on_it(text)
+    return any((failed or _SHOWS.search(sentence)) and not _PRESSURE.search(sentence)
+               for sentence in _USER_SENTENCES.findall(text))
 
 
 def _failed_on_it(text: str) -> bool:
