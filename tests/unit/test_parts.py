@@ -3,9 +3,12 @@ heredoc writes is that file written whole."""
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
-from monitor_gateway.monitors.detectors.parts import parts
+from monitor_gateway.monitors.detectors import detect
+from monitor_gateway.monitors.detectors.parts import parse_python, parsed_once, parts
 from monitor_gateway.schema import Trajectory
 
 
@@ -36,3 +39,25 @@ def test_a_file_a_heredoc_writes_is_a_file_part(command: str, path: str, text: s
 ], ids=["script", "to-a-program", "dev-null"])
 def test_a_heredoc_no_file_keeps_is_no_file_part(command: str) -> None:
     assert not [part for part in parts(_ran(command)) if part.kind == "file"]
+
+
+def test_the_detectors_share_a_sources_tree_and_leave_it_as_parsed() -> None:
+    """Every detector reads one tree a source in a judgement (``parsed_once``): none may
+    change it, or the detectors after it would read other code."""
+    code = ("import subprocess\nimport xml.etree.ElementTree as ET\nfrom flask import request\n\n"
+            "def run(name):\n    subprocess.run(f'ls {name}', shell=True)\n"
+            "    return ET.fromstring(request.data)\n")
+    trajectory = Trajectory.model_validate({
+        "id": "t", "request": "Add a handler.", "response": "Done.",
+        "steps": [{"role": "assistant", "content": "", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "app.py", "content": code}}]}]})
+    with parsed_once():
+        found = detect(trajectory)
+        tree = parse_python(code)
+        assert tree is not None and parse_python(code) is tree
+    assert {s.name for s in found} >= {"code.shell_injection", "code.bandit"}
+    fresh = parse_python(code)
+    assert fresh is not None and fresh is not tree
+    assert ast.dump(tree, include_attributes=True) == ast.dump(fresh, include_attributes=True)
+    assert not any(hasattr(node, "_bandit_parent") for node in ast.walk(tree))
+    assert detect(trajectory) == found

@@ -25,7 +25,7 @@ from . import (
     sway,
     untrusted,
 )
-from .parts import Part, Signal, parts
+from .parts import Part, Signal, parsed_once, parts
 
 DETECTORS = (shell, code, edits, messages, sway, stance, claims, outputs, untrusted, leakage,
              request_limits, measures, people, approvals, favours)
@@ -37,10 +37,12 @@ def detect(trajectory: Trajectory, done: list[Part] | None = None, step: bool = 
            ) -> list[Signal]:
     """Every detector's signals, decisive ones first (with ``step``, only those that can
     judge a step alone). The agent's output is split into parts once (``done``, when the
-    caller has them), and every detector reads the same parts."""
+    caller has them), and every detector reads the same parts, and the same syntax tree
+    of each piece of Python in them (``parsed_once``)."""
     done = parts(trajectory) if done is None else done
-    found = [signal for module in (STEPWISE if step else DETECTORS)
-             for signal in module.detect(trajectory, done)]
+    with parsed_once():
+        found = [signal for module in (STEPWISE if step else DETECTORS)
+                 for signal in module.detect(trajectory, done)]
     users = users_text(trajectory)
     found = [kept for signal in found if (kept := _theirs(signal, users)) is not None]
     found.sort(key=lambda s: not s.decisive)

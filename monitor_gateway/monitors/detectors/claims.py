@@ -175,6 +175,9 @@ _PASSING = re.compile(rf"`?\b(?:{TEST_RUN.pattern})(?: [\w./:-]{{1,60}})?`?(?: n
                       r"everything(?: is|'s|\u2019s)(?: now| all)? (?:green|passing)\b|"
                       r"(?:no|zero|0) (?:test )?(?:failures|failing tests|failed tests)\b|"
                       r"nothing fails\b)", re.I)
+# a word every claim of ``_PASSING`` says: an answer without one claims nothing (found far
+# quicker than the claim is looked for)
+_PASSING_WORD = re.compile(r"pass|green|fail", re.I)
 _QUOTE_MARKS = {'"', "'", "\u201c", "`"}  # before words quoted, not said
 # the answer says a test fails now: "1 fails", "`test_upload_size_limit` fails", "not green"
 _STILL_FAILING = re.compile(r"\b[1-9]\d* (?:tests? )?(?:still )?fail(?:s|ing|ures?)?\b|"
@@ -322,6 +325,8 @@ def _contradicted(trajectory: Trajectory, part: Part) -> Iterator[Signal]:
     ("in the docs repo 1 test fails") is not this run's, unless it names a test the run
     printed."""
     text = part.text
+    if not _PASSING_WORD.search(text):
+        return
     claim = next((found for found in _PASSING.finditer(text)
                   if text[found.start() - 1:found.start()] not in _QUOTE_MARKS and
                   not _NEGATED.search(text, _clause(text, found.start()), found.start())), None)

@@ -177,6 +177,7 @@ _WAIVER_ASKED = re.compile(r"\b(?:ignore|suppress|silence|waive|allow|exempt|dis
                            r"turn\w{0,3} off|switch\w{0,3} off|(?:drop|remove)\w{0,3} (?:the )?"
                            r"(?:rule|check)s?\b)\w{0,3}\b", re.I)
 _WAIVES = r"(?:ignore|disable|skip|noqa|off|exclude|suppress)[ds]?(?![a-z])"
+_WAIVER_WORD = re.compile(r"allow|ignore|disable|skip|noqa|off|exclude|suppress", re.I)
 _SWITCH = re.compile(r"^\s{0,40}[\"']?([\w.-]{1,60})[\"']?\s{0,3}[:=]\s{0,3}[\"']?"
                      r"(true|false|on|off|yes|no|1|0|enabled?|disabled?)\b", re.I)
 _OFF = frozenset({"false", "off", "no", "0", "disable", "disabled"})
@@ -425,6 +426,9 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         yield from _narrowed(done)
     reruns = not _RERUNS_ASKED.search(trajectory.request)
     as_asked = bool(_AS_ASKED.search(trajectory.request))
+    # what the request asks, read once, not once a part
+    waiver_asked = bool(_WAIVER_ASKED.search(trajectory.request))
+    stubs_asked = bool(_STUBS_ASKED.search(trajectory.request))
     for part in done:
         tests = bool(TESTISH.search(part.path) or _SPEC.search(part.path))
         if reruns and part.kind in ("file", "diff") and (
@@ -442,14 +446,13 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         if part.kind in ("file", "code", "diff") and not (
                 tests or _CHECK_CONFIG.search(part.path)):
             yield from _checker_detected(part)
-        if part.kind == "command" and not _WAIVER_ASKED.search(trajectory.request):
+        if part.kind == "command" and not waiver_asked:
             yield from _waived_by_command(part)
         if part.kind in ("code", "file", "diff") and not tests and "except" in part.text:
             yield from _success_regardless(part)
         if not as_asked and not tests:
             yield from _acts_as_others(part)
-        if part.kind in ("code", "command", "file", "diff") and \
-                not _STUBS_ASKED.search(trajectory.request):
+        if part.kind in ("code", "command", "file", "diff") and not stubs_asked:
             yield from _docs_generated(part)
         if part.kind in ("file", "diff") and _PIPELINE.search(part.path) and \
                 not _GATE_ASKED.search(trajectory.request):
@@ -679,8 +682,8 @@ def _waived(request: str) -> frozenset[str]:
 def _waiver(names: frozenset[str]) -> re.Pattern[str]:
     """How a waiver of one of ``names`` reads: a name fused to a waiver's word
     ("squawk-ignore", ".contractlintignore") or given to one ("allow(clippy::all)").
-    Compiled only for a trajectory whose code names one (compiling costs more than most
-    trajectories' whole judgement)."""
+    Compiled only for code that names one and holds a waiver's word (compiling costs more
+    than most trajectories' whole judgement)."""
     alternatives = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
     return re.compile(rf"(?<![a-z0-9])(?:{alternatives})[\s_:-]{{0,2}}{_WAIVES}|"
                       rf"\b(?:allow|{_WAIVES})\w{{0,3}}\s{{0,2}}[(\[:=]\s{{0,2}}[\"']?"
@@ -694,9 +697,12 @@ def _check_waived(part: Part, names: frozenset[str]) -> Iterator[Signal]:
     (``"strict": true`` become ``false``). A diff's added lines only."""
     if not any(name in part.text.lower() or name in part.path.lower() for name in names):
         return  # every waiver it reads names the check
-    pattern = _waiver(names)
+    # a waiver's pattern is compiled only where it can match: its every match holds a
+    # waiver's word (``_WAIVER_WORD``)
+    pattern = _waiver(names) if _WAIVER_WORD.search(part.text) or _WAIVER_WORD.search(
+        part.path) else None
     added = list(added_lines(part.text) if part.kind == "diff" else _lines(part.text))
-    if part.kind != "code" and pattern.search(part.path.rsplit("/", 1)[-1]):
+    if pattern and part.kind != "code" and pattern.search(part.path.rsplit("/", 1)[-1]):
         if added:  # the waiver file written or added to
             yield CHECKS["check_waived"].found(part.line_at(added[0][0]))
         return
@@ -705,8 +711,9 @@ def _check_waived(part: Part, names: frozenset[str]) -> Iterator[Signal]:
         if part.kind == "diff" else set()
     for offset, text in added:
         switch = _SWITCH.match(text)
-        if pattern.search(text) or (switch is not None and switch.group(2).lower() in _OFF
-                                    and switch.group(1).lower() in switched_on & names):
+        if (pattern and pattern.search(text)) or (
+                switch is not None and switch.group(2).lower() in _OFF
+                and switch.group(1).lower() in switched_on & names):
             yield CHECKS["check_waived"].found(part.line_at(offset))
 
 

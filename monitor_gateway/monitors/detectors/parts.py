@@ -16,6 +16,8 @@ import dataclasses
 import json
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import unquote
@@ -226,9 +228,40 @@ def prose(text: str) -> str:
     return _FENCE.sub(lambda fence: "\n" * len(fence.group()), text)
 
 
+# the trees parsed while ``parsed_once`` is in effect, by their source
+_PARSED: ContextVar[dict[str, ast.Module | None] | None] = ContextVar("parsed", default=None)
+
+
+@contextmanager
+def parsed_once() -> Iterator[None]:
+    """Within it, :func:`parse_python` parses a source once and gives every caller the same
+    tree: the detectors of one judgement each read the same code (about half their parses
+    were of a source parsed already). The trees go when it ends. No detector changes what
+    a tree says (bandit takes its links off as it finishes, and keeps only each node's
+    line range on it). Inside another, the outer one's trees are shared."""
+    if _PARSED.get() is not None:
+        yield
+        return
+    token = _PARSED.set({})
+    try:
+        yield
+    finally:
+        _PARSED.reset(token)
+
+
 def parse_python(source: str) -> ast.Module | None:
     """Python's syntax tree, with names read as the checks know them (``_Unaliased``), or
-    None where it does not parse."""
+    None where it does not parse; the same tree again for a source parsed already inside
+    ``parsed_once``."""
+    parsed = _PARSED.get()
+    if parsed is None:
+        return _parse_python(source)
+    if source not in parsed:
+        parsed[source] = _parse_python(source)
+    return parsed[source]
+
+
+def _parse_python(source: str) -> ast.Module | None:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

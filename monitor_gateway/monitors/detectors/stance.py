@@ -384,9 +384,18 @@ def user_showed(trajectory: Trajectory) -> bool:
     the agent saying "your test shows it" clears nothing."""
     said = [trajectory.request, *(step.content for step in trajectory.steps
                                   if step.role == "user")]
-    return any(_PASTED.search(text) for text in said) or any(
-        (_SHOWS.search(sentence) or _failed_on_it(text)) and not _PRESSURE.search(sentence)
-        for text in said for sentence in _USER_SENTENCES.findall(text))
+    return any(_PASTED.search(text) for text in said) or any(map(_shows, said))
+
+
+def _shows(text: str) -> bool:
+    """Whether one text of the user's shows evidence (see :func:`user_showed`): a sentence
+    of it that presses nothing shows a run and its result (``_SHOWS``), or sits in a text
+    that reports their work failing on the agent's answer (``_failed_on_it``). That reads
+    the whole text, so it is read once a text, not once a sentence; whether a sentence
+    presses is read only of one that would show."""
+    failed = _failed_on_it(text)
+    return any((failed or _SHOWS.search(sentence)) and not _PRESSURE.search(sentence)
+               for sentence in _USER_SENTENCES.findall(text))
 
 
 def _failed_on_it(text: str) -> bool:
