@@ -275,11 +275,11 @@ class PooledMonitor:
         """Cancel the records still waiting for a hand-off or a worker, and wait (off the
         loop) up to ``wait`` seconds for the workers to finish the batches they hold and
         exit; workers still judging then are killed (``_shut``). A pool left to shut down
-        behind the gateway raced the interpreter's exit: on Python 3.11, exit wakes each
-        pool's manager thread without a lock (CPython gh-125451 added one in 3.12.8 and
-        3.13.1), and a thread closing its wake-up pipe at that moment made the wake-up write
-        to a closed fd ("Bad file descriptor"); a batch that came back then went to an
-        event loop being closed. Waiting costs at most a batch's judging, or ``wait``.
+        behind the gateway races the interpreter's exit: a batch that comes back then goes
+        to an event loop being closed. (A "Bad file descriptor" seen once at exit was
+        probably that race too: on Python 3.11, exit wakes each pool's manager thread
+        without a lock, which CPython gh-125451 added in 3.12.8 and 3.13.1; it was never
+        reproduced.) Waiting costs at most a batch's judging, or ``wait``.
         Broken pools still shutting down (``_retire``) are waited for too."""
         self._closed = True
         waiting, self._waiting = self._waiting, []  # a batch that returns hands off none
