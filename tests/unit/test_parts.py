@@ -4,6 +4,7 @@ heredoc writes is that file written whole."""
 from __future__ import annotations
 
 import ast
+import warnings
 
 import pytest
 
@@ -61,3 +62,14 @@ def test_the_detectors_share_a_sources_tree_and_leave_it_as_parsed() -> None:
     assert ast.dump(tree, include_attributes=True) == ast.dump(fresh, include_attributes=True)
     assert not any(hasattr(node, "_bandit_parent") for node in ast.walk(tree))
     assert detect(trajectory) == found
+
+
+def test_the_agents_code_parsed_warns_nothing_on_our_stderr() -> None:
+    """An invalid escape sequence in the agent's code is its code's fault: parsing it for
+    the checks raises no warning of ours (Python 3.12 prints a SyntaxWarning by default)."""
+    trajectory = Trajectory(id="t", request="Split the log lines.", response=(
+        "```python\nimport re\n\nFIELDS = re.compile(\"\\|\")\nprint(FIELDS.split(line))\n```"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        detect(trajectory)
+    assert [str(w.message) for w in caught] == []

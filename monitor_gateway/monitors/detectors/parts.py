@@ -15,6 +15,7 @@ import binascii
 import dataclasses
 import json
 import re
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -262,8 +263,12 @@ def parse_python(source: str) -> ast.Module | None:
 
 
 def _parse_python(source: str) -> ast.Module | None:
+    """The agent's code is untrusted: what the compiler warns of in it (an invalid escape
+    sequence) is about its code, not ours, and stays out of our stderr."""
     try:
-        tree = ast.parse(source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
