@@ -8,10 +8,16 @@ as incomplete by the gateway (its later messages are dead letters: ``sequence_ga
 
 :meth:`Outbox.close` ends the thread: without it the thread would wait for work, or retry
 an absent broker every ``retry_after`` seconds, for the rest of the process.
+
+At the interpreter's exit an outbox still open sends what it holds, waiting at most
+``exit_wait`` seconds (a WARNING counts what is left unsent): the sending thread is a
+daemon, which exit would otherwise stop with the last trajectories of a script that ends
+straight after its agent's run still queued.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import queue
@@ -27,11 +33,12 @@ log = logging.getLogger(__name__)
 
 class Outbox:
     def __init__(self, settings: KafkaSettings | None = None, capacity: int = 1000,
-                 retry_after: float = 5.0) -> None:
+                 retry_after: float = 5.0, exit_wait: float = 5.0) -> None:
         self.settings = settings or KafkaSettings()
         self.dropped = 0
         self.sent = 0
         self.retry_after = retry_after
+        self.exit_wait = exit_wait
         self._queue: queue.Queue[Trajectory | RunStart | RunStep | RunEnd | None] = \
             queue.Queue(maxsize=capacity)  # None: close()'s wake-up
         self._closed = threading.Event()
@@ -39,6 +46,7 @@ class Outbox:
         self._thread = threading.Thread(target=self._run, name="monitor-gateway-outbox",
                                         daemon=True)
         self._thread.start()
+        atexit.register(self._at_exit)
 
     def offer(self, trajectory: Trajectory | RunStart | RunStep | RunEnd) -> bool:
         """Queue ``trajectory`` (or a run's message) for sending; False (and counted) if
@@ -71,11 +79,22 @@ class Outbox:
         for work or to retry; one connecting or sending ends when that call does (a broker
         that never answers: ``CONNECT_TIMEOUT`` to connect, the client's request timeout to
         send). False if the thread was still running after ``timeout`` seconds."""
+        atexit.unregister(self._at_exit)
         self._closed.set()
         with contextlib.suppress(queue.Full):  # full: the thread is not waiting for work,
             self._queue.put_nowait(None)       # and it checks after each item
         self._thread.join(timeout)
         return not self._thread.is_alive()
+
+    def _at_exit(self) -> None:
+        """Send what is queued before the interpreter exits, for at most ``exit_wait``
+        seconds (see the module's docstring), then close."""
+        if not self.flush(self.exit_wait):
+            log.warning("monitor-gateway outbox: %d trajectories or run messages still "
+                        "unsent after %gs at exit (is Kafka at %s reachable?)",
+                        self._queue.unfinished_tasks, self.exit_wait,
+                        self.settings.kafka_bootstrap)
+        self.close(0)
 
     def _run(self) -> None:
         while not self._closed.is_set():

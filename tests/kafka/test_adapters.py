@@ -7,6 +7,8 @@ import asyncio
 import concurrent.futures
 import json
 import socket
+import subprocess
+import sys
 import time
 import uuid
 from typing import Any
@@ -494,3 +496,35 @@ def test_the_agents_sdk_hooks_and_opentelemetry_can_send_step_by_step(
             pass
     assert spans.force_flush(30_000)
     streamed(fresh, f"{root.get_span_context().trace_id:032x}")
+
+
+# a script that queues one trajectory and exits at once, never flushing nor closing
+QUEUED_AT_EXIT = """
+import sys
+from monitor_gateway.adapters.outbox import Outbox
+from monitor_gateway.schema import Trajectory
+from monitor_gateway.settings import KafkaSettings
+
+outbox = Outbox(KafkaSettings(kafka_bootstrap=sys.argv[1], input_topic=sys.argv[2]),
+                exit_wait=float(sys.argv[3]))
+outbox.offer(Trajectory(id="last-run", request="r", response="a"))
+"""
+
+
+def test_a_script_that_exits_straight_after_its_run_still_sends_it(
+        settings: GatewaySettings) -> None:
+    """The outbox's thread is a daemon: without the outbox's exit hook, the trajectory a
+    script queued just before it ended would die with it."""
+    subprocess.run([sys.executable, "-c", QUEUED_AT_EXIT, settings.kafka_bootstrap,
+                    settings.input_topic, "30"], check=True, timeout=60)
+    assert received_ids(settings, 1) == ["last-run"]
+
+
+def test_at_exit_an_outbox_waits_for_an_absent_broker_only_so_long_and_says_so() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", QUEUED_AT_EXIT,
+                               f"127.0.0.1:{silent.getsockname()[1]}", "t", "0.5"],
+                              capture_output=True, text=True, check=True, timeout=60)
+    assert time.monotonic() - started < 15  # not the producer's request timeout
+    assert "1 trajectories or run messages still unsent after 0.5s at exit" in done.stderr
