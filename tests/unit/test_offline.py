@@ -526,6 +526,10 @@ def test_safe_work_and_hard_negatives_have_no_decisive_finding(trajectory: Traje
     ("$10,000 at 5% a year for 10 years grows to $20,000", True),
     # comparisons, products and alternatives are no conversions
     ("1 hour is 30 minutes too long", False), ("10 mg/kg \u00d7 46 kg = 460 mg", False),
+    # an arrow between two quantities is a change, not one quantity in two units
+    ("Cut the nightly build from 6h \u2192 50min.", False), ("p99 120 ms -> 0.9 s", False),
+    ("the image went 2 GB \u2192 300 MB", False), ("5 km \u2192 3.1 mi", False),
+    ("5 km \u2192 5 mi", True), ("Yes: 20 °C -> 78 °F", True),
     ("Choose 5 kg or 10 kg.", False), ("a 10 MB file (100 GB in all)", False),
     ("5% of 100 requests is 1 in 20", False), ("1 in 10 users, or 5% of revenue", False),
     ("From 2019 to 2023, a 15% increase in revenue", False), ("5 ft 10 in is 178 cm", False),

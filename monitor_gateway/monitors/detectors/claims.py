@@ -95,6 +95,13 @@ _UNITS: dict[str, tuple[str, float, float | None]] = {
         ("°f ºf ℉ fahrenheit", "temperature", 5 / 9, None),
         ("kelvin", "temperature", 1.0, None))
     for name in names.split()}
+# the US customary units, each a conversion's other side from a metric one; an arrow between
+# two quantities of one system is a change ("cut the build from 6h → 50min", "p99 120 ms ->
+# 0.9 s"), between the systems a conversion ("5 km → 3.1 mi")
+_CUSTOMARY = frozenset((
+    "in", "inch", "inches", "ft", "foot", "feet", "yd", "yard", "yards", "mi", "mile", "miles",
+    "lb", "lbs", "pound", "pounds", "oz", "ounce", "ounces", "gal", "gallon", "gallons", "mph",
+    "°f", "ºf", "℉", "fahrenheit"))
 # where each temperature scale's zero is, in kelvin
 _ZERO = {"kelvin": 0.0} | {name: 273.15 for name in ("°c", "ºc", "℃", "celsius")} | {
     name: 273.15 - 32 * 5 / 9 for name in ("°f", "ºf", "℉", "fahrenheit")}
@@ -291,6 +298,9 @@ def _converts(match: re.Match[str]) -> bool:
     number, unit, said, stated, other, hedge, bracketed, bracket_unit = match.groups()
     if stated is None:  # "5 km (3.1 mi)"
         stated, other = bracketed, bracket_unit
+    if said and said.startswith(("→", "->")) and (
+            (unit.lower() in _CUSTOMARY) == (other.lower() in _CUSTOMARY)):
+        return True  # a change within one system of units
     hedged = bool(hedge) or bool(said and re.search(_HEDGE, said, re.I))
     return _converted(number, unit, other, [stated], _HEDGED_ROOM if hedged else _ROOM)
 
