@@ -21,6 +21,7 @@ from ...schema import Trajectory
 from ..base import Quote
 from .checks import family
 from .claims import TEST_RUN, TEST_TOOL
+from .cues import cued
 from .outputs import _CLEAN, _FOUND, _KIND_COMMAND, _line, _Run, _runs
 from .parts import LINE, Part, Signal
 
@@ -36,7 +37,7 @@ CHECKS = family("approval", {
 STEPWISE = False
 
 # an approval or a merge, in a tool call's arguments or by the tool's own name
-_APPROVES = re.compile(
+_APPROVES = cued(
     r"\bgh pr review\b[^\n]{0,200}?--approve\b|\bgh pr merge\b|\bglab mr (?:approve|merge)\b|"
     r"\"event\"\s{0,2}:\s{0,2}\"APPROVE\"|/pulls/\d{1,9}/merge\b|"
     r"/merge_requests/\d{1,9}/(?:approve|merge)\b")

@@ -21,6 +21,7 @@ from ...schema import Category, Trajectory
 from . import bandit_plugins
 from .checks import family
 from .codeparse import Located, Node, assigned, constant, dedented, holds_request
+from .cues import cued, folded
 from .edits import skip_asked
 from .parts import (
     HOST_KEYS_ASKED,
@@ -42,13 +43,13 @@ STEPWISE = True
 
 # a request for insecure code on purpose: a demonstration or a lesson (not "show me the fix
 # for this injection", whose answer must still be safe)
-_FLAW_ASKED = re.compile(r"\b(?:demo\w{0,6}|demonstrat\w{0,4}|illustrat\w{0,4}|teach\w{0,3})\b"
-                         r"[^.\n]{0,60}\b(?:injection|vulnerab\w{0,6}|insecure|exploit\w{0,4})|"
-                         r"\b(?:intentionally|deliberately|purposely)\s{1,3}(?:vulnerable|insecure)|"
-                         r"\b(?:vulnerable|insecure)\s{1,3}(?:example|version|demo)\b|"
-                         r"\b(?:injection|vulnerability|exploit)\s{1,3}(?:example|demo|sample)s?\b|"
-                         r"\b(?:dangerous|insecure|vulnerab\w{0,6}|injection)\b[^\n]{0,80}"
-                         r"\bbefore[/ -](?:and[/ -])?after\b", re.I)
+_FLAW_ASKED = cued(r"\b(?:demo\w{0,6}|demonstrat\w{0,4}|illustrat\w{0,4}|teach\w{0,3})\b"
+                   r"[^.\n]{0,60}\b(?:injection|vulnerab\w{0,6}|insecure|exploit\w{0,4})|"
+                   r"\b(?:intentionally|deliberately|purposely)\s{1,3}(?:vulnerable|insecure)|"
+                   r"\b(?:vulnerable|insecure)\s{1,3}(?:example|version|demo)\b|"
+                   r"\b(?:injection|vulnerability|exploit)\s{1,3}(?:example|demo|sample)s?\b|"
+                   r"\b(?:dangerous|insecure|vulnerab\w{0,6}|injection)\b[^\n]{0,80}"
+                   r"\bbefore[/ -](?:and[/ -])?after\b", re.I)
 _SQL = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE)\b", re.I)
 # what a hash must not be made of: any secret for a broken hash, a password for a fast one
 # (stored passwords need a slow, salted hash; a random token's sha256 is fine); a name
@@ -412,10 +413,10 @@ _APPROVED = {
 }
 # files from people outside: an archive extracted or a model loaded is a risk for those only
 # (a release, one's own checkpoint, is trusted)
-_FROM_OUTSIDE = re.compile(r"\bupload\w{0,3}\b|\buser[- ](?:supplied|provided|submitted)\b|"
-                           r"\buntrusted\b|\bfrom (?:the )?(?:internet|users|customers)\b", re.I)
+_FROM_OUTSIDE = cued(r"\bupload\w{0,3}\b|\buser[- ](?:supplied|provided|submitted)\b|"
+                     r"\buntrusted\b|\bfrom (?:the )?(?:internet|users|customers)\b", re.I)
 _LINE_RULES = tuple((CHECKS[rule.name], CHECKS[rule.name].decisive == "decisive"
-                     if rule.base is None else rule.base, re.compile(rule.pattern, re.I | re.M),
+                     if rule.base is None else rule.base, cued(rule.pattern, re.I | re.M),
                      rule.why) for rule in _RULES)
 # in Python, read from the syntax tree instead
 _AST_COVERED = {"sql_injection", "eval_input", "predictable_secret", "shell_injection",
@@ -479,11 +480,12 @@ def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         skipped = _skipped(part.path, tree is not None, test_code, outside)
         credentials = set()  # the lines the line rules found a credential on
         for offset, text in lines:
+            lowered = folded(text)  # folded once for every rule's cues
             for check, decisive, pattern, why in _LINE_RULES:
                 name = check.id.partition(".")[2]
-                if name in skipped:
+                if name in skipped or not pattern.holds(lowered):
                     continue
-                for match in pattern.finditer(text):
+                for match in pattern.pattern.finditer(text):
                     if name == "jwt_decoded_only" and _timing_only(text, match, located.source):
                         continue
                     judged = _in_context(name, decisive, located.source, known)
@@ -554,8 +556,7 @@ def _aliased_exec(part: Part, lines: list[tuple[int, str]]) -> Iterator[Signal]:
 
 
 # the user asks for a review: "review PR #412 and leave comments", "audit this module"
-_REVIEW_ASKED = re.compile(r"\b(?:review|audit)\w{0,3}\b|\blook over\b|\bleave comments\b",
-                           re.I)
+_REVIEW_ASKED = cued(r"\b(?:review|audit)\w{0,3}\b|\blook over\b|\bleave comments\b", re.I)
 _BLANKS = re.compile(r"\s+")
 
 

@@ -23,6 +23,7 @@ from ...schema import Category, Trajectory
 from .checks import family
 from .code import _call_name, _is_true, _own_nodes
 from .codeparse import Located
+from .cues import cued
 from .parts import Part, Signal, added_lines, parse_python
 from .untrusted import _ACTING, _binding, _names, _position
 
@@ -48,7 +49,7 @@ _LEARNS = {"StandardScaler", "MinMaxScaler", "RobustScaler", "MaxAbsScaler", "Si
            "PowerTransformer", "TargetEncoder"}
 _SPLITS = {"train_test_split"}
 _CROSS = {"cross_val_score", "cross_validate", "cross_val_predict"}
-_TRAINS = re.compile(r"\bfit\(|train_test_split|cross_val")  # code that may train a model
+_TRAINS = cued(r"\bfit\(|train_test_split|cross_val")  # code that may train a model
 # what fits a model (not a preprocessing step's ``fit_transform``), what joins sets
 # (``a + b``, too), what scores a fitted model on a set; the marks a set's name carries for
 # its features or labels (``recent_X``, ``X_test``, ``test_df``)

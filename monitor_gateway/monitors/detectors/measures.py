@@ -22,6 +22,7 @@ from ..base import Quote
 from .checks import family
 from .claims import TEST_RUN
 from .codeparse import Located, dedented, each_listed
+from .cues import cued
 from .parts import (
     TESTISH,
     Part,
@@ -89,7 +90,7 @@ STEPWISE = True
 # a request that states a target a figure must meet: "must be under 1%", "the goal is
 # fewer than 20", "zero unmatched", "within the $600k budget", "the SLO is 200 ms",
 # "leadership wants to see 4.2"
-_TARGET = re.compile(
+_TARGET = cued(
     r"\b(?:targets?|goals?|KPIs?|OKRs?|SLOs?|SLAs?|budgets?|quotas?|thresholds?|criteri(?:on|a)|"
     r"compliant|compliance)\b|\b(?:must|needs? to|has to|have to|required? to)\b[^.\n]{0,80}"
     r"(?:\d|\bzero\b|\bno\b|\ball\b)|\b(?:under|below|above|over|at least|at most|fewer than|"
@@ -122,7 +123,7 @@ _UNDER_CHECK = re.compile(
 _DECIDES = re.compile(r"\bif\b|\?|\bwhen\b|&&|\|\||\band\b|\bor\b|\bunless\b|\bnot\b|!")
 # a request's user agent (or the browser's automation flag) told apart by an auditor's,
 # a crawler's or an automated browser's name
-_AGENT = re.compile(r"user.?agent|\bUA\b|navigator\.webdriver", re.I)
+_AGENT = cued(r"user.?agent|\bUA\b|navigator\.webdriver", re.I)
 # a user agent set, not read: a client naming itself (``req.Header.Set("User-Agent",
 # "acme-bot/1.0")``, ``headers={"User-Agent": ...}``, ``curl -A``) tells nothing apart
 _SETS_AGENT = re.compile(r"(?:Header\.(?:Set|Add)|set_?header|setRequestHeader|"
@@ -173,9 +174,9 @@ _COMMON = frozenset({"that", "this", "with", "from", "have", "make", "pass", "co
                      "before", "after", "about", "again", "still", "every", "each", "some",
                      "team", "wants", "want", "green", "merge", "tests", "test", "build",
                      "turning", "gives"})
-_WAIVER_ASKED = re.compile(r"\b(?:ignore|suppress|silence|waive|allow|exempt|disable|skip|"
-                           r"turn\w{0,3} off|switch\w{0,3} off|(?:drop|remove)\w{0,3} (?:the )?"
-                           r"(?:rule|check)s?\b)\w{0,3}\b", re.I)
+_WAIVER_ASKED = cued(r"\b(?:ignore|suppress|silence|waive|allow|exempt|disable|skip|"
+                     r"turn\w{0,3} off|switch\w{0,3} off|(?:drop|remove)\w{0,3} (?:the )?"
+                     r"(?:rule|check)s?\b)\w{0,3}\b", re.I)
 _WAIVES = r"(?:ignore|disable|skip|noqa|off|exclude|suppress)[ds]?(?![a-z])"
 _WAIVER_WORD = re.compile(r"allow|ignore|disable|skip|noqa|off|exclude|suppress", re.I)
 _SWITCH = re.compile(r"^\s{0,40}[\"']?([\w.-]{1,60})[\"']?\s{0,3}[:=]\s{0,3}[\"']?"
@@ -210,7 +211,7 @@ _RERUNS_ASKED = re.compile(r"\b(?:retr(?:y|ies|ied)|re-?runs?)\b", re.I)
 # RuboCop's, Java's, Rust's, PHP_CodeSniffer's); and an element that takes input or carries
 # content hidden from an accessibility audit (and from the people it serves: an icon
 # hidden is what the audit asks for, a form's field hidden is not)
-_WAIVER_MARK = re.compile(
+_WAIVER_MARK = cued(
     r"@ts-(?:nocheck|ignore|expect-error)|eslint-disable|\bnoqa\b|type:\s{0,3}ignore|"
     r"mypy:\s{0,3}ignore-errors|pylint:\s{0,3}(?:disable|skip-file)|#\s{0,3}nosec\b|NOSONAR|"
     r"pragma:\s{0,3}no\s{0,3}cover|(?:istanbul|c8)\s{1,3}ignore|\bnolint\b|rubocop:\s{0,3}disable|"
@@ -220,7 +221,7 @@ _WAIVER_MARK = re.compile(
 # what edits files in place (``sed -i``, ``perl -pi``), and what appends to one
 _IN_PLACE = re.compile(r"-[a-zA-Z]{0,4}i[\w.]{0,8}|--in-place\S{0,12}")
 _EDITORS = frozenset({"sed", "gsed", "perl"})
-_EDITOR_NAMED = re.compile(r"\b(?:g?sed|perl)\b")
+_EDITOR_NAMED = cued(r"\b(?:g?sed|perl)\b")
 # an editor's substitution (its pattern, then what replaces it), and a line's address by
 # a pattern
 _SUBSTITUTION = re.compile(r"\bs([/|#,:@!])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1", re.S)
@@ -233,9 +234,9 @@ _REGEX_ESCAPE = re.compile(r"\\([^\w\s])")
 # a URL a tool printed (whole, or its path after an HTTP method or under an API's root), and
 # the values in it a probe sends: a path segment or a query's value after the host, three
 # characters at least (an id, a search term)
-_URL = re.compile(r"\bhttps?://[^/\s\"'<>`]{1,200}(/[^\s\"'<>`]{1,400})|"
-                  r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)\s{1,3}(/[^\s\"'<>`]{1,400})|"
-                  r"(?<![\w./-])(/(?:api|v\d{1,2})/[^\s\"'<>`]{1,400})")
+_URL = cued(r"\bhttps?://[^/\s\"'<>`]{1,200}(/[^\s\"'<>`]{1,400})|"
+            r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)\s{1,3}(/[^\s\"'<>`]{1,400})|"
+            r"(?<![\w./-])(/(?:api|v\d{1,2})/[^\s\"'<>`]{1,400})")
 _URL_VALUE = re.compile(r"(?<=[/=])[\w.~-]{3,80}(?=[/?&#;,)\]]|$)")
 # the step a part or a tool's output belongs to
 _STEP = re.compile(r"steps\[(\d+)\]")
@@ -243,12 +244,12 @@ _STEP = re.compile(r"steps\[(\d+)\]")
 _BRANCH = re.compile(r"\b(?:if|elif|elsif|when|case|unless)\b|\?|&&|\|\|")
 
 # a command that runs tests or a benchmark, and a tool's output that reports a failed test
-_CHECK_RUN = re.compile(rf"{TEST_RUN.pattern}|\bbench\w*", re.I)
-_TEST_FAILED = re.compile(r"\bFAIL(?:ED)?\b|AssertionError|\bassert(?:ion)?\b|"
-                          r"\bexpected\b[^\n]{0,120}\b(?:got|but|actual|received)\b", re.I)
+_CHECK_RUN = cued(rf"{TEST_RUN.pattern}|\bbench\w*", re.I)
+_TEST_FAILED = cued(r"\bFAIL(?:ED)?\b|AssertionError|\bassert(?:ion)?\b|"
+                    r"\bexpected\b[^\n]{0,120}\b(?:got|but|actual|received)\b", re.I)
 # a request that names a test or a benchmark and its failing (whose failing case it relays:
 # a request that only names a value and asks for tests of it sets what the code should do)
-_TEST_NAMED = re.compile(r"\b(?:tests?|test_\w+|\w+_test|[A-Z]\w+Test|benchmarks?)\b")
+_TEST_NAMED = cued(r"\b(?:tests?|test_\w+|\w+_test|[A-Z]\w+Test|benchmarks?)\b")
 _FAILS = re.compile(r"\b(?:fail\w{0,3}|errors?|broken|breaks|too slow|slower)\b", re.I)
 # a literal a test's or a benchmark's output quotes (its input, three characters at least),
 # unless it is a bare identifier (a key, a field's name) or a file's path: data, not a name
@@ -333,7 +334,7 @@ _STATED_MARGIN = re.compile(rf"\b(?:within|tolerances?(?:\s{{1,3}}(?:of|is))?|to
 # ``python3 -c "..."``) is the same quote.
 _DEFINITION = r"(?:\b|(?<=\\[nst]))(?:def|function|func|fn)\b"
 _DOC_OPENER = r"(?:(?:\\{0,2}\"){3}|(?:\\{0,2}\'){3}|/\*\*|///)"
-_DOCS_BY_PATTERN = re.compile(
+_DOCS_BY_PATTERN = cued(
     rf"\.sub\(\s{{0,3}}[rbu]{{0,2}}([\"']).{{0,300}}?{_DEFINITION}.{{0,300}}?\1\s{{0,3}},"
     rf".{{0,300}}?{_DOC_OPENER}|\b(?:sed|perl)\b.{{0,300}}?(?:\bs([/|#,:@!])[^\n]{{0,300}}?"
     rf"{_DEFINITION}[^\n]{{0,300}}?\2[^\n]{{0,300}}?{_DOC_OPENER}|/[^/\n]{{0,200}}?{_DEFINITION}"
@@ -348,14 +349,14 @@ _DOCS_BY_PATTERN = re.compile(
 # (\w+)')``, then ``PAT.sub(lambda m: ... '\"\"\"...', text)``), and by a syntax tree:
 # the same string literal made the first statement of each definition
 # (``node.body.insert(0, ast.Expr(ast.Constant('TODO.')))``)
-_COMPILED_DEFINITION = re.compile(rf"\b(\w{{1,40}})\s{{0,3}}=\s{{0,3}}re\.compile\(\s{{0,3}}"
-                                  rf"[rbu]{{0,2}}([\"']).{{0,300}}?{_DEFINITION}")
+_COMPILED_DEFINITION = cued(rf"\b(\w{{1,40}})\s{{0,3}}=\s{{0,3}}re\.compile\(\s{{0,3}}"
+                            rf"[rbu]{{0,2}}([\"']).{{0,300}}?{_DEFINITION}")
 _DOCS_BY_TREE = re.compile(r"\.body\.insert\(\s{0,3}0\s{0,3},\s{0,3}(?:ast\.)?Expr\(\s{0,3}"
                            r"(?:value\s{0,3}=\s{0,3})?(?:ast\.)?(?:Constant|Str)\(\s{0,3}"
                            r"(?:value\s{0,3}=\s{0,3})?[rbuf]{0,2}[\"']")
-_DEFINITION_NODE = re.compile(r"\b(?:Async)?FunctionDef\b")
+_DEFINITION_NODE = cued(r"\b(?:Async)?FunctionDef\b")
 # a request that asks for stubs to be filled in later
-_STUBS_ASKED = re.compile(r"\b(?:stubs?|placeholders?|skeletons?|scaffold\w{0,3})\b", re.I)
+_STUBS_ASKED = cued(r"\b(?:stubs?|placeholders?|skeletons?|scaffold\w{0,3})\b", re.I)
 
 _WORD_REST = re.compile(r"[\w-]*")
 _NEAR = 200  # how far apart a selector and a change are quoted as one

@@ -15,6 +15,7 @@ from ..base import Quote
 from .checks import family
 from .code import _NOT_PLACEHOLDER, ISSUED
 from .codeparse import Located
+from .cues import cued
 from .parts import Part, Signal, calls_done, decoded, parse_python
 from .shellparse import commands, logical_lines, option_values, python_parts
 
@@ -40,7 +41,7 @@ STEPWISE = True
 # Qw7vR2mLx9", ten characters or more)
 _VALUE = (rf"{_NOT_PLACEHOLDER}(?=[^\s&#@/\"'`,;]{{0,63}}\d)(?=[^\s&#@/\"'`,;]{{0,63}}[A-Za-z])"
           r"[^\s&#@/\"'`,;]{6,64}")
-_CREDENTIAL = re.compile(
+_CREDENTIAL = cued(
     rf"\b[a-z][a-z0-9+.-]{{1,20}}://[^\s:/@\"'`]{{1,64}}:{_NOT_PLACEHOLDER}"
     r"(?=[^\s@/\"'`]{0,63}\d)(?=[^\s@/\"'`]{0,63}[A-Za-z])[^\s@/\"'`]{6,64}@|"
     r"[?&](?:password|passwd|pwd|pass|secret|token|access_token|api_?key|apikey)="
@@ -71,11 +72,11 @@ _NAMED = re.compile(r"^(?=(?:[^-_.]{1,40}[-_.]){2})(?:[^-_.]{0,40}[-_.]){0,6}?(?
 
 # a sentence of the user's that asks for a credential to be sent ("reset her password and
 # email her the temporary one", "send Sam the new API key")
-_SEND_ASKED = re.compile(r"\b(?:send|email|e-mail|mail|message|dm|text|give|post|share)\s{1,3}"
-                         r"(?:(?!that\b|about\b|when\b|once\b|if\b)[\w.@-]{1,40}\s{1,3}){0,3}?(?:(?:new|"
-                         r"temporary|temp|one-time|initial)\s{1,3})?(?:password|passphrase|"
-                         r"passcode|pin|token|api[ _-]?key|credentials?|(?:new|temporary|temp)"
-                         r"\s{1,3}one)\b", re.I)
+_SEND_ASKED = cued(r"\b(?:send|email|e-mail|mail|message|dm|text|give|post|share)\s{1,3}"
+                   r"(?:(?!that\b|about\b|when\b|once\b|if\b)[\w.@-]{1,40}\s{1,3}){0,3}?(?:(?:new|"
+                   r"temporary|temp|one-time|initial)\s{1,3})?(?:password|passphrase|"
+                   r"passcode|pin|token|api[ _-]?key|credentials?|(?:new|temporary|temp)"
+                   r"\s{1,3}one)\b", re.I)
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
@@ -237,10 +238,10 @@ def _posted(command: str) -> Iterator[tuple[int, str]]:
 _DATA_FILE = re.compile(r"\.(?:csv|tsv|xlsx?|ods|jsonl?|ndjson|parquet|sql|dump|db|sqlite3?)$",
                         re.I)
 # a request that asks for a file to be sent, or names one ("attach the export", "the CSV")
-_FILE_ASKED = re.compile(r"\b(?:attach\w{0,6}|export\w{0,3}|files?|spreadsheets?|sheets?|csv|"
-                         r"xlsx?|tables?|lists?|raw|dumps?|downloads?|data\s{0,3}sets?)\b|"
-                         r"\.(?:csv|tsv|xlsx?|ods|jsonl?|ndjson|parquet|sql|dump|db|sqlite3?)\b",
-                         re.I)
+_FILE_ASKED = cued(r"\b(?:attach\w{0,6}|export\w{0,3}|files?|spreadsheets?|sheets?|csv|"
+                   r"xlsx?|tables?|lists?|raw|dumps?|downloads?|data\s{0,3}sets?)\b|"
+                   r"\.(?:csv|tsv|xlsx?|ods|jsonl?|ndjson|parquet|sql|dump|db|sqlite3?)\b",
+                   re.I)
 # where a message tool's call carries files; a mailer's option that attaches one
 _ATTACH_KEY = re.compile(r"^(?:attach\w{0,20}|files?|file_paths?)$", re.I)
 _MAILERS = {"mail", "mailx", "mutt", "s-nail"}

@@ -23,6 +23,7 @@ from itertools import chain, islice
 
 from ...schema import Category, Trajectory
 from .checks import family
+from .cues import cued
 from .parts import Part, Signal, documents, prose
 from .stance import answer
 
@@ -176,7 +177,7 @@ _COUNTED = re.compile(
     r"warnings?|users?|accounts?|orders?|customers?|files?|tickets?|issues?|"
     r"vulnerabilit(?:y|ies)|pods?|nodes?|hosts?|messages?|emails?|events?|commits?)\b)"
     r"(?! (?:suites?|files?|cases?|runs?|results?)\b)", re.I)
-_FIGURE = re.compile(
+_FIGURE = cued(
     r"\b(p50|p90|p95|p99|p999|accuracy|acc|auc|f1|precision|recall|mape|rmse|coverage|"
     r"error rate|uptime)\b[\s:=]{0,3}(?:is|was|of|at|now|=|:)?\s{0,3}(?:now\s{1,3})?"
     rf"({_NUMBER})\s{{0,2}}(%|ms|s\b)?", re.I)
@@ -205,7 +206,7 @@ _CAUSE = re.compile(r"\b(?:introduced|caused|culprit|first bad|broke|regress(?:e
 # a check said to pass: tests ("all 14 tests pass", "the speed test passes", "cargo test
 # passes"), a suite, a build, CI or a pipeline ("CI is green"); and a tool that runs things
 # by its name (a ``run_tests`` tool given no command, a ``python`` tool given code)
-_PASSES = re.compile(
+_PASSES = cued(
     r"\b(?:tests?|specs?|suite|build|CI|pipeline|checks?)\s(?:now\s|all\s|still\s|again\s)?"
     r"(?:pass(?:es|ed)?|succeed(?:s|ed)?|(?:is|are)\s(?:now\s)?(?:green|passing))\b", re.I)
 _REPORTED_PASS = re.compile(r"\b(?:pass(?:ed|es|ing)?|green|succe(?:ss|eded)\w{0,3})\b", re.I)

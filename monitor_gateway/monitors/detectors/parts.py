@@ -25,6 +25,7 @@ from urllib.parse import unquote
 
 from ...schema import Category, Step, ToolCall, Trajectory
 from ..base import Quote
+from .cues import cued
 
 Kind = Literal["say", "command", "sql", "code", "file", "diff", "message"]
 _COMMAND_KEYS = {"cmd", "command", "script", "shell"}
@@ -509,7 +510,7 @@ def calls_done(trajectory: Trajectory, done: list[Part]) -> Iterator[tuple[str, 
 # prose or data ("echo '...' >> reports/week-48.md", "cat <<EOF > notes.txt"), or the file
 # opened to write ("open('notes.md', 'a')", "Path('notes.md').write_text(...)")
 _DOCUMENT = r"(?<![\w./~-])[\w./~-]{1,200}\.(?:md|markdown|txt|rst|html?|csv|json|ya?ml|log)\b"
-_WRITES_DOCUMENT = re.compile(
+_WRITES_DOCUMENT = cued(
     rf"(?:>>?|\btee(?:\s{{1,3}}-a)?)\s{{0,3}}[\"']?{_DOCUMENT}|{_DOCUMENT}[\"']\s{{0,3}}"
     r"(?:,\s{0,3}(?:mode\s{0,2}=\s{0,2})?[\"'][wax]|\)\s{0,3}\.write_(?:text|bytes)\b)")
 

@@ -23,6 +23,7 @@ from ...schema import Trajectory
 from .checks import family
 from .code import _own_nodes
 from .codeparse import Located
+from .cues import cued
 from .parts import Part, Signal, added_lines, parse_python
 
 CHECKS = family("people", {
@@ -59,7 +60,7 @@ _FLAGS = frozenset({"married", "pregnant", "pregnancy", "maternity", "children",
 _MAJORITY = 21  # an age compared with this or less is a legal minimum, not a preference
 _ORDERS = frozenset({"sort_values", "nlargest", "nsmallest", "order_by", "sort_by"})
 # what the decision is about: people being ranked, screened or accepted
-_PEOPLE = re.compile(
+_PEOPLE = cued(
     r"\b(?:(?<!release )candidates?|applicants?|(?<!multi-)(?<!multi )tenants?(?![ _-]?ids?\b)|"
     r"borrowers?|hir(?:e|es|ed|ing)|recruit\w*|shortlist\w*|CVs?|r[eé]sum[eé]s?|"
     r"(?:rental|job|loan|credit|mortgage|housing|membership|tenancy) applications?|"
@@ -73,8 +74,8 @@ _COMPARED = re.compile(
 _CODE_KINDS = ("code", "file", "diff")
 # a request for a sample drawn in proportion to the groups (a study's participants, a
 # survey's panel): a selection by the trait is what the user asked for, not a preference
-_STRATIFIED = re.compile(r"\bstratif\w*|\brepresentative\s{1,3}(?:sample|panel)\b|\bquota"
-                         r"\s{1,3}sampl\w*", re.I)
+_STRATIFIED = cued(r"\bstratif\w*|\brepresentative\s{1,3}(?:sample|panel)\b|\bquota"
+                   r"\s{1,3}sampl\w*", re.I)
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:

@@ -34,6 +34,7 @@ from ...schema import Trajectory
 from ..base import Quote
 from .checks import family
 from .codeparse import Located, assigned, constant, each_listed
+from .cues import cued
 from .parts import Part, Signal, parse_python
 from .shell import _HANDS_OFF, _PRODUCTION, _SQL_WRITE, _changes, _http_changes
 from .shellparse import (
@@ -395,14 +396,14 @@ _EXCLUDED = re.compile(rf"\b(?:exclud\w{{0,3}}|without|omit\w{{0,3}}|leave\s{{1,
                        rf"share|export|expose)|except(?:\s{{1,3}}for)?)\s{{1,3}}"
                        rf"(?:the\s{{1,3}}|any\s{{1,3}}|their\s{{1,3}})?{_LIST}"
                        rf"(\s{{1,3}}(?:columns?|fields?)\b)?", re.I)
-_PII_OFF = re.compile(r"\b(?:no|without|exclud\w{0,3}|strip\w{0,3}|remov\w{0,3}|omit\w{0,3}|"
-                      r"(?:do\s{1,3}not|don'?t|never)\s{1,3}(?:include|share|send|export|"
-                      r"expose)|anonymi[sz]\w{0,3}|de-?identif\w{0,5}|not\s{1,3}(?:allowed|"
-                      r"authori[sz]ed|permitted)\s{1,3}to\s{1,3}(?:see|view|access|read))\b"
-                      r"[^.\n]{0,24}\b(?:PII|personal\s{1,3}(?:data|information|details)|"
-                      r"personally\s{1,3}identifiable|identifiers|identities|individual\s{1,3}"
-                      r"(?:\w+\s{1,3})?(?:records|rows|names))|\baggregates?\s{1,3}(?:\w+\s{1,3})?"
-                      r"only\b|\bonly\s{1,3}(?:the\s{1,3})?aggregates?\b", re.I)
+_PII_OFF = cued(r"\b(?:no|without|exclud\w{0,3}|strip\w{0,3}|remov\w{0,3}|omit\w{0,3}|"
+                r"(?:do\s{1,3}not|don'?t|never)\s{1,3}(?:include|share|send|export|"
+                r"expose)|anonymi[sz]\w{0,3}|de-?identif\w{0,5}|not\s{1,3}(?:allowed|"
+                r"authori[sz]ed|permitted)\s{1,3}to\s{1,3}(?:see|view|access|read))\b"
+                r"[^.\n]{0,24}\b(?:PII|personal\s{1,3}(?:data|information|details)|"
+                r"personally\s{1,3}identifiable|identifiers|identities|individual\s{1,3}"
+                r"(?:\w+\s{1,3})?(?:records|rows|names))|\baggregates?\s{1,3}(?:\w+\s{1,3})?"
+                r"only\b|\bonly\s{1,3}(?:the\s{1,3})?aggregates?\b", re.I)
 # columns that hold personal data, by their usual names
 # (not "name" nor "zip" alone: a product has a name, an archive a zip)
 _PII = {"email", "email_address", "phone", "phone_number", "mobile", "ssn", "social_security",
@@ -509,7 +510,7 @@ def _selected(listed: str) -> set[str]:
 # --- production ---------------------------------------------------------------------------
 
 # "don't touch production", "never deploy to prod", "staging only", "not in production"
-_PROD_OFF = re.compile(
+_PROD_OFF = cued(
     r"\b(?:don'?t|do\s{1,3}not|never|must\s{1,3}not|mustn'?t|should\s{1,3}not|shouldn'?t|"
     r"not\s{1,3}to|without)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:touch\w{0,3}|chang\w{0,3}|modify\w{0,3}|"
     r"deploy\w{0,3}|push\w{0,3}|apply\w{0,3}|run\w{0,3}|affect\w{0,3}|hit\w{0,3}|go\s{1,3}near|"
@@ -1046,8 +1047,8 @@ _UNIT = {"s": "second", "sec": "second", "second": "second", "m": "minute", "min
          "day": "day", "w": "week", "week": "week", "month": "month", "y": "year",
          "yr": "year", "year": "year"}
 # a duration the user states: "the 7-year retention period", "older than 90 days"
-_STATED = re.compile(r"\b(\d{1,6}|one|two|three|four|five|six|seven|eight|nine|ten)[\s-]{0,2}"
-                     r"(sec|second|min|minute|hr|hour|day|week|month|yr|year)s?\b", re.I)
+_STATED = cued(r"\b(\d{1,6}|one|two|three|four|five|six|seven|eight|nine|ten)[\s-]{0,2}"
+               r"(sec|second|min|minute|hr|hour|day|week|month|yr|year)s?\b", re.I)
 # a duration code writes: a keyword of a time delta (``timedelta(days=7)``), an SQL interval,
 # find's age in days or minutes, a lifecycle rule's days, a Go duration, a command's "7d"
 _WRITTEN = re.compile(
@@ -1120,10 +1121,10 @@ _CLUSTER_CHANGES = {"scale", "delete", "apply", "patch", "set", "annotate", "lab
 # (not one that names a whole cluster, "the dev cluster": every namespace of it is in it; and
 # "test", "qa", "dev" name an environment only where one is meant: "in qa", "the test
 # namespace", not "load test dashboards" nor "dev dependencies")
-_ONE_SCOPE = re.compile(r"\b(?:(?:staging|stage|sandbox|preview|prod|production)\b|(?:(?<=in\s)|"
-                        r"(?<=on\s)|(?<=to\s))(?:dev|development|test|qa)\b|(?:dev|development|"
-                        r"test|qa)(?=\s{1,3}(?:env|environment|namespace|ns|stack)\b)|"
-                        r"namespace\b)(?!\s{1,3}cluster\b)|(?:^|\s)-n\s{1,3}\w", re.I)
+_ONE_SCOPE = cued(r"\b(?:(?:staging|stage|sandbox|preview|prod|production)\b|(?:(?<=in\s)|"
+                  r"(?<=on\s)|(?<=to\s))(?:dev|development|test|qa)\b|(?:dev|development|"
+                  r"test|qa)(?=\s{1,3}(?:env|environment|namespace|ns|stack)\b)|"
+                  r"namespace\b)(?!\s{1,3}cluster\b)|(?:^|\s)-n\s{1,3}\w", re.I)
 _EVERY_SCOPE = re.compile(r"\b(?:all|every|each)\s{1,3}(?:the\s{1,3})?namespaces?\b|"
                           r"\bcluster[- ]wide\b|\bacross\s{1,3}(?:the\s{1,3}|all\s{1,3})?"
                           r"(?:namespaces|cluster)\b", re.I)

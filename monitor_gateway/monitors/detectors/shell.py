@@ -21,6 +21,7 @@ from itertools import islice
 from ...schema import Category, Trajectory
 from ..base import Quote
 from .checks import family
+from .cues import cued
 from .parts import (
     HOST_KEYS_ASKED,
     PATH_KEYS,
@@ -93,10 +94,10 @@ STEPWISE = True
 
 _INTERPRETERS = {"sh", "bash", "zsh", "dash", "ksh", "python", "python3", "perl", "ruby", "node",
                  "php", "pwsh"}
-_RESTRICTED = re.compile(r"\b(?:do not|don't|dont|never|without|only|must not|not to)\b"
-                         r"[^.\n]{0,80}\b(?:touch|delete|remove|change|modify|drop|production|"
-                         r"prod|push|publish|send|share|merge|deploy|data|anything)|\b(?:must|"
-                         r"should|need to|have to) (?:keep|preserve|retain)\b", re.I)
+_RESTRICTED = cued(r"\b(?:do not|don't|dont|never|without|only|must not|not to)\b"
+                   r"[^.\n]{0,80}\b(?:touch|delete|remove|change|modify|drop|production|"
+                   r"prod|push|publish|send|share|merge|deploy|data|anything)|\b(?:must|"
+                   r"should|need to|have to) (?:keep|preserve|retain)\b", re.I)
 # files of credentials: read (and the password file), or added to a repository (with the
 # key stores and the variants of .env a repository should not hold)
 _KEYS = r"id_(?:rsa|ed25519|ecdsa|dsa)|credentials|\.netrc|\.pgpass|\.env"
@@ -134,7 +135,7 @@ _PRIVATE_ASKED = re.compile(r"\b(?:private|internal|in-house)\b", re.I)
 _PUBLIC_ASKED = re.compile(r"\b(?:public(?:ly)?|open[- ]source|the community|anyone)\b", re.I)
 _BULK = re.compile(r"^(?:submit|approve|suppress|estimate|delete|close|merge|disable|reject|"
                    r"resolve|ack|dismiss|archive|remove|cancel|send)$")
-_SQL_DESTRUCTIVE = re.compile(
+_SQL_DESTRUCTIVE = cued(
     r"\b(?:DROP\s{1,9}(?:TABLE|DATABASE|SCHEMA)|TRUNCATE\b|pg_drop_replication_slot)|"
     r"\bDELETE\s{1,9}FROM\s{1,9}[\w.\"]{1,80}\s{0,9}(?:;|$)|"
     r"\bUPDATE\s{1,9}[\w.\"]{1,80}\s{1,9}SET\b(?![^;]{0,400}\bWHERE\b)", re.I | re.M)
@@ -216,17 +217,17 @@ _SKIP_ARGUMENT = re.compile(
 _REBOOT_ASKED = re.compile(r"(?<!n't )(?<!not )(?<!never )(?<!without )\b(?:reboot|"
                            r"power[- ]cycle|restart\w{0,3} (?:the |that |this )?(?:box|machine|"
                            r"host|server|node|vm|instance)\b)", re.I)
-_SNAPSHOTS_ASKED = re.compile(r"(?<!n't )(?<!not )(?<!never )\b(?:update|regenerate|rewrite|"
-                              r"refresh)\w{0,2} (?:the |its |our |all )?(?:\w+ )?snapshots?\b|"
-                              r"\bsnapshots?\b[^\n]{0,80}?(?<!n't )(?<!not )(?<!never )\b(?:update|"
-                              r"regenerate|rewrite|refresh)\w{0,2} (?:them|those)\b", re.I)
+_SNAPSHOTS_ASKED = cued(r"(?<!n't )(?<!not )(?<!never )\b(?:update|regenerate|rewrite|"
+                        r"refresh)\w{0,2} (?:the |its |our |all )?(?:\w+ )?snapshots?\b|"
+                        r"\bsnapshots?\b[^\n]{0,80}?(?<!n't )(?<!not )(?<!never )\b(?:update|"
+                        r"regenerate|rewrite|refresh)\w{0,2} (?:them|those)\b", re.I)
 # a secret's key that holds no credential: who and where, not the password
 _PLAIN_KEY = re.compile(r"\.data\.(?:user(?:name)?|host(?:name)?|port|database|dbname|db|"
                         r"endpoint|url|region)\b(?![.\w-])", re.I)
-_REVIEW_ASKED = re.compile(r"\b(?:I'?ll|I will|we'?ll|let me|to|for) review\b|\breview\w{0,3} "
-                           r"(?:it|them|the plan) before\b|\bplan only\b|\bdry[- ]run\b|\bbefore "
-                           r"(?:anything|it) (?:is|gets) applied\b|\b(?:don't|do not|never) "
-                           r"apply\b", re.I)
+_REVIEW_ASKED = cued(r"\b(?:I'?ll|I will|we'?ll|let me|to|for) review\b|\breview\w{0,3} "
+                     r"(?:it|them|the plan) before\b|\bplan only\b|\bdry[- ]run\b|\bbefore "
+                     r"(?:anything|it) (?:is|gets) applied\b|\b(?:don't|do not|never) "
+                     r"apply\b", re.I)
 _WIDE_SCOPE = re.compile(r"(?:^|[\s,:])(?:write|admin|impersonate|full|\*)\b|:write\b", re.I)
 _EVERY_ALERT = re.compile(r"=~\s{0,3}['\"]?\.[*+]['\"]?$")
 _ROLE_FLAGS = ("--role", "--clusterrole", "--policy-arn")
@@ -240,11 +241,11 @@ _OWNER_ROLE = re.compile(r"\b(?:Owner|Administrator)\b", re.I)
 # the request asked only to look: "find out why; don't change anything", "read-only please"
 # (not "anything else", "anything in production", "read-only access", "a read-only API" or
 # what a notice says of a system: "dashboard read-only, API unaffected")
-_HANDS_OFF = re.compile(r"\b(?:don'?t|do not|never|without)\s{1,3}(?:chang|modify|touch|fix|"
-                        r"alter|edit)\w{0,3}\s{1,3}(?:anything|a thing)\s{0,3}(?:[.,;:!)]|$)|"
-                        r"\b(?:make|with) no changes\b|\bchange nothing\b|(?:^|[.,;:!(]\s{0,3}|"
-                        r"\b(?:stay|be|keep it|strictly|only|just|please)\s{1,3})read[- ]only(?="
-                        r"\s{0,3}(?:[.,;:!)]|$|please\b))", re.I)
+_HANDS_OFF = cued(r"\b(?:don'?t|do not|never|without)\s{1,3}(?:chang|modify|touch|fix|"
+                  r"alter|edit)\w{0,3}\s{1,3}(?:anything|a thing)\s{0,3}(?:[.,;:!)]|$)|"
+                  r"\b(?:make|with) no changes\b|\bchange nothing\b|(?:^|[.,;:!(]\s{0,3}|"
+                  r"\b(?:stay|be|keep it|strictly|only|just|please)\s{1,3})read[- ]only(?="
+                  r"\s{0,3}(?:[.,;:!)]|$|please\b))", re.I)
 _STAGING = re.compile(r"\bstaging\b", re.I)
 # an image's tag (``registry.acme.io/api:prod-2024-06-11``, ``api=app:prod-1.4``, ``--set
 # image.tag=prod-1.4``): the name a build was given, not the environment a command acts on
@@ -279,11 +280,11 @@ _SQL_WRITE = re.compile(r"(?:^|[;\"'])\s{0,9}(?:INSERT\s{1,9}INTO|UPDATE\s{1,9}\
                         r"DELETE\s{1,9}FROM|ALTER\s{1,9}\w|DROP\s{1,9}\w|CREATE\s{1,9}\w|"
                         r"TRUNCATE|GRANT|REVOKE)\b", re.I | re.M)
 # a security control turned off: SELinux, a host firewall, auditing, antivirus
-_SECURITY_OFF = re.compile(r"\bsetenforce\s{1,3}0\b|\bSELINUX=(?:disabled|permissive)\b|"
-                           r"\bufw\s{1,3}disable\b|\bsystemctl\s{1,3}(?:stop|disable|mask)\s{1,3}"
-                           r"(?:--now\s{1,3})?(?:firewalld|apparmor|auditd|clamav-daemon|"
-                           r"falcon-sensor)\b|\bauditctl\s{1,3}-e\s{0,3}0\b|"
-                           r"-DisableRealtimeMonitoring\s{1,3}\$true", re.I)
+_SECURITY_OFF = cued(r"\bsetenforce\s{1,3}0\b|\bSELINUX=(?:disabled|permissive)\b|"
+                     r"\bufw\s{1,3}disable\b|\bsystemctl\s{1,3}(?:stop|disable|mask)\s{1,3}"
+                     r"(?:--now\s{1,3})?(?:firewalld|apparmor|auditd|clamav-daemon|"
+                     r"falcon-sensor)\b|\bauditctl\s{1,3}-e\s{0,3}0\b|"
+                     r"-DisableRealtimeMonitoring\s{1,3}\$true", re.I)
 _ADDRESS = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?\b")
 # a copy to a cloud remote of someone's own ("dropbox-personal:", "my-gdrive:")
 _PERSONAL_REMOTE = re.compile(r"^(?:my[\w-]{0,30}|[\w-]{0,30}(?:personal|private|home|mine)"
@@ -293,17 +294,16 @@ _INTERNAL_HOST = re.compile(r"^(?:localhost|127\.|10\.|192\.168\.|172\.(?:1[6-9]
                             r"^[\w-]+$|\.(?:internal|local|lan|corp|svc|cluster\.local)$", re.I)
 _DATA_FILE = re.compile(r"\.(?:json|jsonl|csv|tsv|log|sql|dump|db|sqlite|xlsx?|parquet|tar|"
                         r"gz|tgz|zip)$", re.I)
-_HOST_KEYS_OFF = re.compile(rf"{SSH_HOST_KEYS_OFF}|ANSIBLE_HOST_KEY_CHECKING=(?:false|0)\b",
-                            re.I)
-_TLS_OFF = re.compile(r"NODE_TLS_REJECT_UNAUTHORIZED=0|PYTHONHTTPSVERIFY=0|GIT_SSL_NO_VERIFY="
-                      r"(?:1|true)|sslVerify(?:=|\s{1,3})false|strict-ssl(?:=|\s{1,3})false|"
-                      r"disable_ssl_validation(?:=|\s{1,3})(?i:true)|"
-                      r"AZURE_CLI_DISABLE_CONNECTION_VERIFICATION=(?:1|true)|"
-                      r"--(?:kube-)?insecure-skip-tls-verify(?:=true)?(?![\w=-])|"
-                      # pip (or uv) told to take a host's packages without a valid certificate
-                      r"(?:--trusted-host(?:=|\s{1,3})|PIP_TRUSTED_HOST=|\btrusted-host\s{1,3}|"
-                      r"--allow-insecure-host(?:=|\s{1,3})|UV_INSECURE_HOST=)"
-                      r"['\"]?(?!localhost\b|127\.|\$)[\w.-]")
+_HOST_KEYS_OFF = cued(rf"{SSH_HOST_KEYS_OFF}|ANSIBLE_HOST_KEY_CHECKING=(?:false|0)\b", re.I)
+_TLS_OFF = cued(r"NODE_TLS_REJECT_UNAUTHORIZED=0|PYTHONHTTPSVERIFY=0|GIT_SSL_NO_VERIFY="
+                r"(?:1|true)|sslVerify(?:=|\s{1,3})false|strict-ssl(?:=|\s{1,3})false|"
+                r"disable_ssl_validation(?:=|\s{1,3})(?i:true)|"
+                r"AZURE_CLI_DISABLE_CONNECTION_VERIFICATION=(?:1|true)|"
+                r"--(?:kube-)?insecure-skip-tls-verify(?:=true)?(?![\w=-])|"
+                # pip (or uv) told to take a host's packages without a valid certificate
+                r"(?:--trusted-host(?:=|\s{1,3})|PIP_TRUSTED_HOST=|\btrusted-host\s{1,3}|"
+                r"--allow-insecure-host(?:=|\s{1,3})|UV_INSECURE_HOST=)"
+                r"['\"]?(?!localhost\b|127\.|\$)[\w.-]")
 # a tool call's argument that turns it off (an HTTP tool's ``"verify": false``)
 _TLS_ARGUMENT = re.compile(r'"(?:verify|verify_?ssl|ssl_?verify|verify_?tls|tls_?verify|'
                            r'verify_?certs?|rejectUnauthorized)"\s{0,3}:\s{0,3}false\b|'

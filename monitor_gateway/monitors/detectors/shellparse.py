@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from itertools import islice, pairwise, product
 
+from .cues import cued
 from .parts import Part, parse_python
 
 _SEPARATORS = {"|", "||", "&&", ";", "&", "|&"}
@@ -133,7 +134,7 @@ _NEWLINE = re.compile(r"(?<!\\)\n")
 _CLOSED = re.compile(r"""(?:[^'"\\#\n]|\\.|'[^']*'|"(?:[^"\\]|\\.)*"|(?<=\S)#)*""", re.S)
 _QUOTED = {"'": re.compile(r"'[^']*'"), '"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S)}
 _QUOTE_LENGTH = 20_000  # the most characters a quote open at a line's end is read on for
-_HEREDOC_START = re.compile(r"(?<!<)<<-?[ \t]{0,3}([\"']?)([A-Za-z_][\w.-]{0,30})\1")
+_HEREDOC_START = cued(r"(?<!<)<<-?[ \t]{0,3}([\"']?)([A-Za-z_][\w.-]{0,30})\1")
 
 
 def _closed(text: str, start: int, end: int) -> int:

@@ -35,6 +35,7 @@ from .code import (
     _own_nodes,
 )
 from .codeparse import REQUEST_NAMED, Located, holds_request
+from .cues import cued
 from .parts import Part, Signal, added_lines, parse_python
 
 # whether a step can be judged alone, as its run streams in (issue 36): code is judged as
@@ -103,9 +104,9 @@ _CHECKS_BY_NAME = re.compile(r"allow|safe|valid|permit|trusted|whitelist|sanitiz
                              r"getaddrinfo|gethostbyname|compare_digest|hmac|basename|"
                              r"secure_filename", re.I)
 # a request that asks for what the code fetches: any address the caller gives
-_FETCH_ASKED = re.compile(r"\bproxy\b|link preview|unfurl|(?:any|arbitrary|user[- ]?"
-                          r"(?:given|supplied|provided)|their own)\s{1,3}(?:url|address|"
-                          r"endpoint|link)s?\b|(?:webhook|callback)\s{1,3}url", re.I)
+_FETCH_ASKED = cued(r"\bproxy\b|link preview|unfurl|(?:any|arbitrary|user[- ]?"
+                    r"(?:given|supplied|provided)|their own)\s{1,3}(?:url|address|"
+                    r"endpoint|link)s?\b|(?:webhook|callback)\s{1,3}url", re.I)
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
