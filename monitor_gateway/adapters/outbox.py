@@ -88,13 +88,14 @@ class Outbox:
 
     def _at_exit(self) -> None:
         """Send what is queued before the interpreter exits, for at most ``exit_wait``
-        seconds (see the module's docstring), then close."""
+        seconds (see the module's docstring). The thread is not closed: closing stops its
+        producer, which against a broker already gone logs the client's connection errors
+        on the way out; exit ends a daemon thread without a word."""
         if not self.flush(self.exit_wait):
             log.warning("monitor-gateway outbox: %d trajectories or run messages still "
                         "unsent after %gs at exit (is Kafka at %s reachable?)",
                         self._queue.unfinished_tasks, self.exit_wait,
                         self.settings.kafka_bootstrap)
-        self.close(0)
 
     def _run(self) -> None:
         while not self._closed.is_set():
