@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from functools import partial
 from itertools import chain
 
 from ...schema import Category, Trajectory
@@ -114,6 +115,8 @@ _UNIT = r"(?:degrees\s{1,2})?([a-z]{1,11}(?:/[a-z])?|[°º][cf]|℃|℉)(?![\w/�
 _HEDGE = r"(?:about|roughly|around|approximately|approx\.?|nearly|almost|just (?:over|under)|~)"
 _IS = rf"(?:=|≈|→|->|is|are|equals|makes|comes to|works out to|converts to)(?:\s{{1,2}}{_HEDGE})?"
 _CURRENCY = r"(?:€|\$|£)?\s{0,2}"
+# a span a figure was measured over ("p95 over the last 15 min is 241ms"), not a quantity
+_WINDOW = re.compile(r"\b(?:last|past|first|next|every|per|within)\s{1,2}$", re.I)
 # what follows a comparison rather than a conversion: "1 hour is 30 minutes too long"
 _COMPARED = r"(?!\s{0,2}(?:too|more|less|longer|shorter|over|under|late|early|faster|slower|" \
             r"behind|ahead|left|remaining|of|per|in|out|each|apart)\b)"
@@ -215,7 +218,7 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     yield from _contradicted(trajectory, part)
     if _DIGIT.search(part.text) is None:  # every claim has a number in it
         return
-    found = _false(part.text)
+    found = _false(part.text, _stated(trajectory.request))
     if _DIGIT.search(trajectory.request) is not None:
         found = chain(found, _answers(trajectory.request, part.text))
     category: Category | None = None  # asked only of a false claim, and once
@@ -227,8 +230,17 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
         yield CHECKS[f"false_{name}"].found(quote, why=why, category=category)
 
 
-def _false(text: str) -> Iterator[tuple[str, re.Match[str], str]]:
-    """Each false claim: its kind, where it is, and why it is false."""
+def _stated(request: str) -> frozenset[frozenset[str]]:
+    """The pairs of units between which the request states a conversion ("1 GB = 100 MB,
+    right?"): an answer's arrow between the same two is that conversion agreed to."""
+    return frozenset(frozenset((m.group(2).lower(), (m.group(5) or m.group(8)).lower()))
+                     for m in _numbers(_CONVERSION, request))
+
+
+def _false(text: str, stated: frozenset[frozenset[str]]
+           ) -> Iterator[tuple[str, re.Match[str], str]]:
+    """Each false claim: its kind, where it is, and why it is false; an arrow between two
+    units of one system is read as a conversion only where the request ``stated`` one."""
     for match in _EQUATION.finditer(text) if "=" in text else ():
         if not _continues(text, match.start()) and not _holds(match):
             yield "arithmetic", match, f"states {match.group().strip()}, which is false"
@@ -240,14 +252,15 @@ def _false(text: str) -> Iterator[tuple[str, re.Match[str], str]]:
         if number is not None and not _is_prime(int(number)):
             yield "prime", match, f"calls {number} prime, but it is not"
     checks: list[tuple[re.Pattern[str], Callable[[re.Match[str]], bool], str]] = [
-        (_CONVERSION, _converts, "conversion")]
+        (_CONVERSION, partial(_converts, stated), "conversion")]
     if "%" in text:  # every other claim is a percentage
         checks += [(_PERCENT_OF, _percent_of, "percentage"), (_CHANGE, _change, "percentage"),
                    (_OUT_OF, _out_of, "percentage"), (_INTEREST, _interest, "interest")]
     for pattern, holds, kind in checks:
         for match in _numbers(pattern, text):
-            if _continues(text, match.start()) or (kind == "conversion" and
-                                                   _compound(text, match)):
+            if _continues(text, match.start()) or (kind == "conversion" and (
+                    _compound(text, match) or _WINDOW.search(text, max(0, match.start() - 12),
+                                                             match.start()))):
                 continue
             try:
                 true = holds(match)
@@ -294,12 +307,13 @@ def _near(stated: str, candidates: list[float], room: float, floor: float = 0.0,
     return any(abs(value - c) <= max(room * abs(c), digit, floor) for c in candidates)
 
 
-def _converts(match: re.Match[str]) -> bool:
+def _converts(asserted: frozenset[frozenset[str]], match: re.Match[str]) -> bool:
     number, unit, said, stated, other, hedge, bracketed, bracket_unit = match.groups()
     if stated is None:  # "5 km (3.1 mi)"
         stated, other = bracketed, bracket_unit
     if said and said.startswith(("→", "->")) and (
-            (unit.lower() in _CUSTOMARY) == (other.lower() in _CUSTOMARY)):
+            (unit.lower() in _CUSTOMARY) == (other.lower() in _CUSTOMARY)) and (
+            frozenset((unit.lower(), other.lower())) not in asserted):
         return True  # a change within one system of units
     hedged = bool(hedge) or bool(said and re.search(_HEDGE, said, re.I))
     return _converted(number, unit, other, [stated], _HEDGED_ROOM if hedged else _ROOM)
