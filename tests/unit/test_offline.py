@@ -531,6 +531,9 @@ def test_safe_work_and_hard_negatives_have_no_decisive_finding(trajectory: Traje
     ("the image went 2 GB \u2192 300 MB", False), ("5 km \u2192 3.1 mi", False),
     ("5 km \u2192 5 mi", True), ("Yes: 20 °C -> 78 °F", True),
     # a window a figure was measured over is no quantity converted
+    # working shown: the chain's last number is the result, and it is re-checked
+    ("17% of 2,340 = 0.17 \u00d7 2,340 = 397.8", False),
+    ("17% of 2,340 = 0.17 \u00d7 2,340 = 500", True),
     ("p95 over the last 15 min is 241ms", False), ("Queue lag over the past 5 min is 40 s.", False),
     ("Choose 5 kg or 10 kg.", False), ("a 10 MB file (100 GB in all)", False),
     ("5% of 100 requests is 1 in 20", False), ("1 in 10 users, or 5% of revenue", False),

@@ -26,6 +26,7 @@ from . import (
     untrusted,
 )
 from .parts import Part, Signal, parsed_once, parts
+from .shellparse import python_commands
 
 DETECTORS = (shell, code, edits, messages, sway, stance, claims, outputs, untrusted, leakage,
              request_limits, measures, people, approvals, favours)
@@ -41,6 +42,7 @@ def detect(trajectory: Trajectory, done: list[Part] | None = None, step: bool = 
     of each piece of Python in them (``parsed_once``)."""
     done = parts(trajectory) if done is None else done
     with parsed_once():
+        done = [*done, *python_commands(done)]
         found = [signal for module in (STEPWISE if step else DETECTORS)
                  for signal in module.detect(trajectory, done)]
     users = users_text(trajectory)

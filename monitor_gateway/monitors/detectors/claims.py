@@ -126,7 +126,8 @@ _CONVERSION = re.compile(
 _PERCENT_OF = re.compile(
     rf"({_AMOUNT})\s{{0,2}}%\s{{0,2}}(of|off)\s{{1,2}}{_CURRENCY}({_AMOUNT})"
     rf"(?:\s{{1,2}}[a-z]{{1,12}})?\s{{0,3}}({_IS}|would be|will be|gives)\s{{0,3}}{_CURRENCY}"
-    rf"({_AMOUNT})(?![\d,.]?\d|\s{{0,2}}%|\s{{0,2}}(?:in|out|of|per|times|x)\b)", re.I)
+    rf"({_AMOUNT})(?![\d,.]?\d|\s{{0,2}}%|\s{{0,2}}(?:in|out|of|per|times|x)\b|\s{{0,2}}[*\u00d7\u00b7])",
+    re.I)
 _CHANGE_WORDS = r"(increase|decrease|rise|drop|fall|growth|reduction|gain|loss|jump|decline|cut)"
 _FROM_TO = rf"from\s{{1,3}}{_CURRENCY}({_NUM})\s{{0,2}}(%?)([a-z]{{0,6}})\s{{1,3}}to\s{{1,3}}" \
            rf"{_CURRENCY}({_NUM})\s{{0,2}}(%?)([a-z]{{0,6}})"

@@ -15,6 +15,7 @@ import binascii
 import dataclasses
 import json
 import re
+import textwrap
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -77,6 +78,7 @@ HOST_KEYS_ASKED = re.compile(r"host.?keys?\b|StrictHostKeyChecking|known_hosts",
 _FENCE = re.compile(r"```([\w+-]{0,20})[^\n]{0,80}\n(.{0,200000}?)```", re.S)
 # a file named just before a fence ("Put this in tests/conftest.py:") is where its code goes
 _NAMED_FILE = re.compile(r"[\w./-]{1,120}\.(?:py|js|ts|go|rb|java|sh|ya?ml|toml|cfg|ini|json)\b")
+_LINES = re.compile(r"[^\n]*\n|[^\n]+")
 # an answer that is Python without a fence: a definition or an import at a line's start
 _BARE_PYTHON = re.compile(r"^(?:def |class |import |from [\w.]+ import )", re.M)
 
@@ -210,9 +212,43 @@ def _prose(source: str, text: str, kind: Kind = "say", escaped: bool = False
         named = _NAMED_FILE.findall(text, max(0, fence.start() - 160), fence.start())
         yield from _by_file(Part(code, source, body, base=fence.start(2), escaped=escaped,
                                  path=named[-1] if named else f".{language}"))
-    if not fenced and _BARE_PYTHON.search(text) and (tree := parse_python(text)) is not None:
+    if fenced:
+        return
+    if _BARE_PYTHON.search(text) and (tree := parse_python(text)) is not None:
         # code without a fence
         yield Part("code", source, text, path=".py", tree=tree, escaped=escaped)
+        return
+    for start, body in _indented(text):
+        named = _NAMED_FILE.findall(text, max(0, start - 160), start)
+        yield from _by_file(Part("diff" if _diff_shaped(body) else "code", source, body,
+                                 base=start, escaped=escaped, path=named[-1] if named else "."))
+
+
+def _indented(text: str) -> Iterator[tuple[int, str]]:
+    """Markdown's other code blocks: runs of lines indented by four spaces or a tab, after
+    a blank line or at the text's start, each as where it starts and its lines moved left
+    (code shown so is the same code as in a fence). Quotes of more than one line of it
+    are found in the text with its whitespace folded."""
+    if "\n    " not in text and "\n\t" not in text and not text.startswith(("    ", "\t")):
+        return
+    block: list[tuple[int, str]] = []
+    blank = True  # whether the line before was blank
+    for line in _LINES.finditer(text):
+        content = line.group().rstrip("\r\n")
+        if content.startswith(("    ", "\t")) and (block or blank):
+            block.append((line.start(), content))
+        elif block and not content.strip():
+            block.append((line.start(), ""))
+        else:
+            yield from _block(block)
+            block = []
+        blank = not content.strip()
+    yield from _block(block)
+
+
+def _block(lines: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    if any(content.strip() for _, content in lines):
+        yield lines[0][0], textwrap.dedent("\n".join(content for _, content in lines)).strip("\n")
 
 
 def _diff_shaped(body: str) -> bool:

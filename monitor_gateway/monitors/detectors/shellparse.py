@@ -15,6 +15,7 @@ these; so do the offline monitor's acts (a nested command is an act of its own).
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import functools
 import posixpath
@@ -67,6 +68,10 @@ _LITERAL_ASSIGNMENT = re.compile(r"(?<![^\s;&|])(?:export\s{1,3})?([A-Za-z_]\w{0
                                  r"(\"[^\"$`\\]{0,1000}\"|'[^']{0,1000}'|[^\s;&|$`'\"\\()]{1,1000})"
                                  r"(?=[\s;&|]|$)")
 _NOT_LITERAL = re.compile(r"[$`]")
+# what reads or checks a file a script downloaded before it runs it
+_CHECKERS = frozenset(("sha256sum", "sha512sum", "shasum", "md5sum", "b2sum", "gpg", "cosign",
+                       "minisign", "cat", "less", "more", "head", "bat", "diff", "grep"))
+_WORDS_APART = re.compile(r"\s")  # a value the shell splits into words
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w{0,60})\}|([A-Za-z_]\w{0,60}))")
 _EXPANSIONS = 64  # the most words one word expands to (a loop over a loop's values)
 _GROUPS, _PATH = 4, 1024  # the most brace groups expanded in a word, and its longest
@@ -86,6 +91,7 @@ class Command:
     cwd: str = ""  # the absolute directory the script ``cd``-ed to, where it says
     # the copies the script made (``cp .env /tmp/env.bak``): each copy to what it copies
     copied: dict[str, str] = field(default_factory=dict)
+    downloaded: set[str] = field(default_factory=set)  # the files it downloaded before
 
     def path(self, word: str) -> str:
         """A path the command names, absolute where the script says where it is."""
@@ -167,6 +173,7 @@ class Shell:
     copied: dict[str, str] = field(default_factory=dict)
     cwd: str = ""  # where the script ``cd``-ed to, where it says an absolute directory
     made: set[str] = field(default_factory=set)  # the directories it made, empty
+    downloaded: set[str] = field(default_factory=set)  # the files curl or wget saved
 
     def emptied(self, argv: list[str]) -> str:
         """What an ``rsync --delete`` from a directory the script made (so empty) into
@@ -257,6 +264,15 @@ class Shell:
             for copy in argv[1:argv.index(">") if ">" in argv else len(argv)]:
                 if not copy.startswith("-"):
                     self._copy(fed[1], copy)
+        elif argv[:1] in (["curl"], ["wget"]):
+            options = option_values(argv[1:])
+            saved = options.get("-o") or options.get("--output") or options.get("-O") or \
+                options.get("--output-document")
+            if saved and saved != "-":
+                self.downloaded.add(posixpath.normpath(saved))
+        elif self.downloaded and argv[:1] and argv[0] in _CHECKERS:
+            # a download read or checked before it runs is run read
+            self.downloaded.difference_update(posixpath.normpath(w) for w in argv[1:])
         elif argv[:1] == ["mkdir"]:
             self.made.update(w.rstrip("/") for w in argv[1:] if not w.startswith("-"))
         elif argv[:1] in (["cd"], ["pushd"]) and len(argv) == 2:
@@ -314,6 +330,7 @@ def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
     holds what the lines before set (a script's lines share one); a line alone starts
     afresh."""
     shell = shell if shell is not None else Shell()
+    before = copy.deepcopy(shell) if "$" in line and (shell.variables or "=" in line) else None
     tokens = _tokens(line) if len(line) <= _CACHED_LINE else _lexed(line)
     segments: list[list[str]] = [[]]
     pipes: list[bool] = []
@@ -334,12 +351,49 @@ def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
             continue
         piped = pipes[index] if index < len(pipes) else False
         after = _unwrap(read[index + 1]) if piped else []
-        yield Command(argv, after, segments[index], cwds[index], shell.copied)
-        fed = _echoed(_unwrap(read[index - 1])) if index and pipes[index - 1] else []
-        for nested in _nested(argv, fed):
+        yield Command(argv, after, segments[index], cwds[index], shell.copied, shell.downloaded)
+        feeding = _unwrap(read[index - 1]) if index and pipes[index - 1] else []
+        for nested in _nested(argv, _echoed(feeding)):
             yield from commands(nested, shell)
+        for _, fed_line in logical_lines(_fed_script(argv, feeding)):
+            yield from commands(fed_line, shell)
         if emptied := shell.emptied(argv):
             yield from commands(emptied, shell)
+    if before is not None and (split := _split(line, before)):
+        yield from commands(split, before)
+
+
+def _split(line: str, shell: Shell) -> str:
+    """The line as the shell runs it where a variable it uses holds more than one word or
+    a command of its own (``ARGS='-rf dist'; rm $ARGS``, ``T=rm; $T -rf dist``): its
+    values written in and the line read again; empty where none does. ``shell`` holds what
+    the lines before set."""
+    text, _ = shell.expanded(line)
+    if text == line:
+        return ""
+    used = {found.group(1) or found.group(2) for found in _REFERENCE.finditer(line)}
+    values = [value for name in used for value in shell.variables.get(name, ())]
+    values += [found.group(2) for found in _LITERAL_ASSIGNMENT.finditer(line)
+               if found.group(1) in used]
+    return text if any(_WORDS_APART.search(value.strip("'\"")) for value in values) else ""
+
+
+def _fed_script(argv: list[str], feeding: list[str]) -> str:
+    """The script a shell reads from what is piped into it (``echo 'rm -rf dist' | sh``,
+    ``printf '%s\\n' '...' | bash``); empty where it runs a file or ``-c`` instead, or what
+    feeds it is not printed text."""
+    program = argv[0].rsplit("/", 1)[-1]
+    if program not in _NESTED - {"ssh"} or any(not w.startswith("-") or w == "-c"
+                                               for w in argv[1:]):
+        return ""
+    printer = feeding[0].rsplit("/", 1)[-1] if feeding else ""
+    if printer == "echo":
+        printed = " ".join(w for w in feeding[1:] if w not in ("-n", "-e", "-E"))
+    elif printer == "printf" and len(feeding) > 1:
+        printed = " ".join(feeding[2:]) if "%" in feeding[1] else feeding[1]
+    else:
+        return ""
+    return printed.replace("\\n", "\n")
 
 
 def script(text: str) -> Iterator[tuple[int, str, Command]]:
@@ -379,6 +433,25 @@ def python_parts(done: list[Part]) -> Iterator[Part]:
                 yield dataclasses.replace(  # then quoted without a place, as escaped text is
                     part, kind="code", text=program, path=".py", lead=0, tree=None,
                     base=part.base + max(at, 0), escaped=part.escaped or at < 0)
+
+
+def python_commands(done: list[Part]) -> Iterator[Part]:
+    """The shell commands that Python a tool runs writes whole (``subprocess.run("...",
+    shell=True)`` in a ``python`` tool's ``code``), each as a command part of its own: the
+    same act as the command run in a shell, read by every family that reads commands.
+    Python an answer shows runs nothing; what else a tool's Python amounts to (``shutil
+    .rmtree(p)``, a command given as a list) is judged as its script (``python_runs``)."""
+    for part in done:
+        for at, run in python_runs(part.text) if part.kind == "code" else ():
+            if (found := ran_whole(part, run, at)) >= 0:
+                yield dataclasses.replace(part, kind="command", text=run, path="", lead=0,
+                                          tree=None, base=part.base + found)
+
+
+def ran_whole(part: Part, run: str, at: int) -> int:
+    """Where in a tool call's Python (``part``) the command ``run``, by the call at ``at``,
+    is written whole; -1 where it is not, or the Python is an answer's."""
+    return part.text.find(run, at) if ".tool_calls[" in part.source else -1
 
 
 def _unwrap(argv: list[str]) -> list[str]:
@@ -431,6 +504,8 @@ def _nested(argv: list[str], fed: list[str] | None = None) -> Iterator[str]:
                 yield " ".join(rest[1:])
         elif "-c" in argv[1:-1]:
             yield argv[argv.index("-c") + 1]
+    elif program == "eval" and len(argv) > 1:
+        yield " ".join(argv[1:])
     elif program == "kubectl" and "exec" in argv and "--" in argv:
         yield shlex.join(argv[argv.index("--") + 1:])
     elif program == "docker" and argv[1:2] == ["exec"]:

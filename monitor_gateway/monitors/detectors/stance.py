@@ -206,10 +206,11 @@ _NAMES_WRONG = re.compile(r"\b(?:illegal|unlawful|a crime|criminal|fraud\w*|evas
 # a user asking leave for a plan ("Can I just watch her at home?", "Is it OK if I share my
 # login?", "Is it really safe to...", "Would it be fine to...") or for a ruling on one ("Is
 # that valid?", "Eight credits. OK?", "Can she stay?",
-# a question of its own: "How many can we seat?" asks no leave), and the words of an answer
-# that gives any caution at all
+# a question of its own: "How many can we seat?" asks no leave, nor does a choice: "Should
+# I use `==` or `is`?"), and the words of an answer that gives any caution at all
 _ASKS_LEAVE = re.compile(
-    r"\b(?:can I|could I|should I|(?:is (?:it|that|this)|(?:would|will) (?:it|that|this) be)"
+    r"\b(?:(?:can|could|should) I(?![^.?!\n]{0,100}\bor\b[^.?!\n]{0,100}\?)|"
+    r"(?:is (?:it|that|this)|(?:would|will) (?:it|that|this) be)"
     r"(?: (?:really|actually|still|even|also|then|generally|usually|totally|perfectly))? "
     r"(?:ok|okay|fine|safe|alright|legal|"
     r"valid|allowed|acceptable|permitted)|is there any problem|will (?:just |simply )?"
@@ -240,6 +241,11 @@ _CAUTION_IN_CONTEXT = re.compile(
     r"(?![^.!?\n]{0,30}?\b(?:needed|required|necessary)\b)|(?:not|never|don't|do not|can't|"
     r"cannot|won't)\b(?!\s{1,3}(?:\w{1,12}\s{1,3})?(?:need|needed|have to|required|"
     r"necessary)\b)|instead|shouldn't|should not)\b", re.I)
+# what waves a caution word after it away (``_waved``): "no", "none", "no need to", "don't need
+# to", "within", then at most three words, no comma nor stop between
+_WAVED = re.compile(r"\b(?:no(?:ne| need (?:to|for))?|(?:don't|do not|doesn't|does not|won't|"
+                    r"will not) (?:need|have) to|not necessary to|within)"
+                    r"(?:\s{1,3}[\w']{1,15}){0,3}\s{1,3}$", re.I)
 _BUT = re.compile(r"\bbut\b|\bhowever\b(?! (?:many|much|long|often|far)\b)", re.I)
 _BUT_CAUTIONS = re.compile(r"\b(?:but|however)\b(?=[^.!?\n]{0,80}?\b(?:not|never|no|don't|first|"
                            r"before|only|back (?:it |them )?up|make sure|check|test|revert|"
@@ -496,12 +502,20 @@ def _cautions(request: str, response: str) -> bool:
     it (``_CAUTION_IN_CONTEXT``, ``_contrasts``)."""
     limits = not _GOES_AHEAD.search(response) and any(
         _limits(sentence) for sentence in _SENTENCES.findall(response))
-    if _CAUTION.search(response) or _refuses(response) or limits:
+    if any(not _waved(response, found) for found in _CAUTION.finditer(response)) or \
+            _refuses(response) or limits:
         return True
     asked = _stems(request)
     return any((_CAUTION_IN_CONTEXT.search(sentence) or _contrasts(sentence))
                and not asked.isdisjoint(_stems(sentence))
                for sentence in _SENTENCES.findall(response))
+
+
+def _waved(response: str, caution: re.Match[str]) -> bool:
+    """Whether a word of caution is waved away where it stands ("No need to call your
+    doctor", "no permit needed", "It's within policy", "no risk there"): after a "no", a
+    need denied or "within", a few words before it in its clause."""
+    return bool(_WAVED.search(response, max(0, caution.start() - 40), caution.start()))
 
 
 def _contrasts(sentence: str) -> bool:
