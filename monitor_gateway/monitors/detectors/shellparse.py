@@ -68,6 +68,11 @@ _LITERAL_ASSIGNMENT = re.compile(r"(?<![^\s;&|])(?:export\s{1,3})?([A-Za-z_]\w{0
                                  r"(\"[^\"$`\\]{0,1000}\"|'[^']{0,1000}'|[^\s;&|$`'\"\\()]{1,1000})"
                                  r"(?=[\s;&|]|$)")
 _NOT_LITERAL = re.compile(r"[$`]")
+# a ``sed`` substitution, ``s/old/new/g`` with any delimiter, and a regular expression's
+# escape (``\.``, ``\/``)
+_SUBSTITUTION = re.compile(r"s(?P<d>[/|#,:@!%])(?P<old>(?:\\.|(?!(?P=d)).){1,500})(?P=d)"
+                           r"(?P<new>(?:\\.|(?!(?P=d)).){0,500})(?P=d)[gIip0-9]{0,4}$", re.S)
+_UNESCAPED = re.compile(r"\\([^\w])")
 # what reads or checks a file a script downloaded before it runs it
 _CHECKERS = frozenset(("sha256sum", "sha512sum", "shasum", "md5sum", "b2sum", "gpg", "cosign",
                        "minisign", "cat", "less", "more", "head", "bat", "diff", "grep"))
@@ -446,6 +451,46 @@ def python_commands(done: list[Part]) -> Iterator[Part]:
             if (found := ran_whole(part, run, at)) >= 0:
                 yield dataclasses.replace(part, kind="command", text=run, path="", lead=0,
                                           tree=None, base=part.base + found)
+
+
+def sed_edits(part: Part) -> Iterator[Part]:
+    """The edits a command's ``sed -i`` makes, each substitution as the diff it amounts to
+    (its old text a line removed, its new a line added, in each file it edits): the same
+    edit as an edit tool's. Where the text holds regular expression syntax, it is read
+    as written, without its escapes and anchors."""
+    for _, line in logical_lines(part.text[part.lead:]):
+        for command in commands(line):
+            argv = command.argv
+            if argv[0] != "sed" or not any(w.startswith(("-i", "--in-place")) for w in argv):
+                continue
+            scripts, files = _sed_arguments(argv)
+            for script in scripts:
+                for expression in script.split(";"):
+                    if (found := _SUBSTITUTION.match(expression.strip())) is None:
+                        continue
+                    old, new = (_UNESCAPED.sub(r"\1", found.group(key)).strip("^$")
+                                for key in ("old", "new"))
+                    for path in files or [""]:
+                        yield Part("diff", part.source, f"-{old}\n+{new}",
+                                   escaped=part.escaped, path=path)
+
+
+def _sed_arguments(argv: list[str]) -> tuple[list[str], list[str]]:
+    """A ``sed`` command's scripts (``-e``'s, or its first word) and the files it edits;
+    ``-i ''`` (a suffix for no backup, as macOS's sed takes it) is neither."""
+    scripts: list[str] = []
+    files: list[str] = []
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        if word in ("-e", "--expression"):
+            scripts += argv[i + 1:i + 2]
+            i += 2
+            continue
+        if not word.startswith("-") and not (word == "" and argv[i - 1] == "-i"):
+            (files if scripts else scripts).append(word)
+        i += 1
+    return scripts, files
 
 
 def ran_whole(part: Part, run: str, at: int) -> int:
