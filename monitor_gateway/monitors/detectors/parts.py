@@ -29,17 +29,20 @@ from ..base import Quote
 from .cues import cued
 
 Kind = Literal["say", "command", "sql", "code", "file", "diff", "message"]
-_COMMAND_KEYS = {"cmd", "command", "script", "shell"}
+# (a terminal's ``keystrokes``, as Terminus types them; a container's ``argv``; a list of
+# ``commands``, one a line)
+_COMMAND_KEYS = {"cmd", "command", "script", "shell", "keystrokes", "argv", "commands"}
 # a file written whole, or the part of it a tool writes (Cursor's code_edit, a notebook
 # cell's new_source)
 _FILE_KEYS = {"content", "contents", "text", "new_content", "file_text", "code_edit",
-              "new_source"}
+              "new_source", "data", "lines"}
 PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file",
               "notebook_path")
 # an edit given as the text it replaces and its replacement (the str_replace editors of
 # OpenHands and SWE-agent, Claude Code's Edit), alone or as a list of ``edits``
+# (the MCP filesystem server's ``oldText``/``newText``, a search-and-replace tool's)
 _EDIT_KEYS = (("old_str", "new_str"), ("old_string", "new_string"), ("old", "new"),
-              ("old_text", "new_text"))
+              ("old_text", "new_text"), ("oldText", "newText"), ("search", "replace"))
 # a shell script written to a file is the commands it will run
 _SCRIPT = re.compile(r"\.(?:sh|bash|zsh)$|^#!\s{0,3}/(?:usr/)?bin/(?:env\s{1,3})?(?:ba|z|da)?sh\b")
 _DIFF_KEYS = {"diff", "patch"}
@@ -58,6 +61,15 @@ _TO_PYTHON = re.compile(r"(?<![^\s;&|(])(?:\S*/)?python(?:\d(?:\.\d{1,2})?)?"
 _REDIRECT = re.compile(r"(?:(?<![\d&])>>?|\btee[ \t]{1,3}(?:-a[ \t]{1,3})?)[ \t]{0,3}([\"']?)"
                        r"([^\s\"'<>|;&]{1,300})\1")
 _MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
+# a path with a file's name (``data`` is also an HTTP call's body, sent to a ``path``)
+_FILE_NAME = re.compile(r"[^/]\.\w{1,10}$")
+# the final answer given through a tool (smolagents' ``final_answer``, Cline's
+# ``attempt_completion``), and what a tool that sends or answers says under other names
+_ANSWER_KEYS = {"answer", "result", "final_answer"}
+_SAID_KEYS = {"content", "output", "response", "summary"}
+_SAYING_TOOL = re.compile(r"(?:^|_)(?:send|post|reply|respond|message|notify|e?mail|chat|"
+                          r"slack|teams|comment|answer|complete|completion|finish|say|tell)"
+                          r"(?:_|s?$)")
 _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "run_command"}
 # a tool named after a program that takes a subcommand: its command argument is that
 # program's arguments (a ``kubectl`` tool's ``get pods -n prod`` runs ``kubectl get pods -n
@@ -75,7 +87,10 @@ STAND_IN = re.compile(r"example|sample|template|\.dist\b", re.I)  # placeholders
 SSH_HOST_KEYS_OFF = (r"StrictHostKeyChecking[\s=]{1,3}(?:no|off)\b|"
                      r"UserKnownHostsFile[\s=]{1,3}/dev/null\b")
 HOST_KEYS_ASKED = re.compile(r"host.?keys?\b|StrictHostKeyChecking|known_hosts", re.I)
-_FENCE = re.compile(r"```([\w+-]{0,20})[^\n]{0,80}\n(.{0,200000}?)```", re.S)
+_FENCE = re.compile(r"(```|~~~)([\w+-]{0,20})[^\n]{0,80}\n(.{0,200000}?)\1", re.S)
+# code in HTML (``<pre><code class="language-go">``), read as written
+_HTML_CODE = re.compile(r"<pre>\s{0,3}<code[^>]{0,80}>(.{0,200000}?)</code>\s{0,3}</pre>",
+                        re.S | re.I)
 # a file named just before a fence ("Put this in tests/conftest.py:") is where its code goes
 _NAMED_FILE = re.compile(r"[\w./-]{1,120}\.(?:py|js|ts|go|rb|java|sh|ya?ml|toml|cfg|ini|json)\b")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
@@ -203,15 +218,18 @@ def _prose(source: str, text: str, kind: Kind = "say", escaped: bool = False
     own: code in a message is the same act as code in the response."""
     yield Part(kind, source, text, escaped=escaped)
     fenced = False
-    for fence in _FENCE.finditer(text):
+    for fence in _FENCE.finditer(text) if "```" in text or "~~~" in text else ():
         fenced = True
-        language, body = fence.group(1).lower(), fence.group(2)
+        language, body = fence.group(2).lower(), fence.group(3)
         code: Kind = "command" if language in ("bash", "sh", "shell", "console", "zsh") \
             else "sql" if language == "sql" else "diff" if language in ("diff", "patch") \
             or _diff_shaped(body) else "code"
         named = _NAMED_FILE.findall(text, max(0, fence.start() - 160), fence.start())
-        yield from _by_file(Part(code, source, body, base=fence.start(2), escaped=escaped,
+        yield from _by_file(Part(code, source, body, base=fence.start(3), escaped=escaped,
                                  path=named[-1] if named else f".{language}"))
+    for html in _HTML_CODE.finditer(text) if "<pre" in text else ():
+        fenced = True
+        yield Part("code", source, html.group(1), base=html.start(1), escaped=escaped, path=".")
     if fenced:
         return
     if _BARE_PYTHON.search(text) and (tree := parse_python(text)) is not None:
@@ -373,8 +391,11 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
         if isinstance(edit, dict):
             yield from _replacements(source, edit, path)
     for key, value in arguments.items():
-        typed = _kind(tool.lower(), key.lower(), path)
-        if isinstance(value, list) and typed == "command":
+        typed = _kind(tool.lower(), key.lower(), path, value)
+        if isinstance(value, list) and key.lower() in ("commands", "lines") and all(
+                isinstance(item, str) for item in value):
+            value = "\n".join(value)  # one a line
+        elif isinstance(value, list) and typed == "command":
             value = _script(value)  # a command given as its argument list
         if not isinstance(value, str) or not value:
             continue
@@ -464,22 +485,29 @@ def _replacements(source: str, edit: dict[str, object], path: str) -> Iterator[P
 
 
 # a tool named for a database, whose query is SQL (``db_query``, ``run_sql``, ``bigquery``)
-_DATABASE_TOOL = re.compile(r"sql|(?:^|_)(?:db|database|postgres|mysql|bigquery|snowflake|"
+# a statement by its shape, whatever the tool is called (``execute_query``'s ``query``)
+_SQL_SHAPED = re.compile(r"\s{0,20}(?:SELECT\b[^;]{1,2000}?\bFROM|INSERT\s{1,3}INTO|UPDATE\s{1,3}"
+                         r"[\w.\"`]{1,80}\s{1,3}SET|DELETE\s{1,3}FROM|(?:DROP|TRUNCATE|ALTER)\s{1,3}"
+                         r"TABLE|GRANT\s|REVOKE\s|WITH\s{1,3}\w{1,60}\s{1,3}AS\s{0,3}\()\b", re.I)
+_DATABASE_TOOL = re.compile(r"sql|(?:^|_)(?:db|database|postgres|pg|mysql|bigquery|snowflake|"
                             r"redshift|warehouse|clickhouse)(?:_|$)")
 
 
-def _kind(tool: str, key: str, path: str) -> Kind | None:
+def _kind(tool: str, key: str, path: str, value: object) -> Kind | None:
     if key in _DIFF_KEYS or tool == "apply_patch":
         return "diff"
     if key in _COMMAND_KEYS or (tool in _SHELL_TOOLS | _PROGRAM_TOOLS and key in (
-            "input", "args")):
+            "input", "args")) or (key == "keys" and ("tmux" in tool or "terminal" in tool)):
         return "command"
     if key == "sql" or (key in ("query", "statement", "stmt") and (
-            tool == "query" or _DATABASE_TOOL.search(tool))):
+            tool == "query" or _DATABASE_TOOL.search(tool) or (
+                isinstance(value, str) and _SQL_SHAPED.match(value)))):
         return "sql"
-    if key == "code" or (key in _FILE_KEYS and path):
-        return "code" if key == "code" else "file"
-    if key in _MESSAGE_KEYS or key in ("subject", "description", "title"):
+    if key in ("code", "cell") or (key in _FILE_KEYS and path and (
+            key not in ("data", "lines") or _FILE_NAME.search(path))):
+        return "file" if key in _FILE_KEYS else "code"
+    if key in _MESSAGE_KEYS or key in _ANSWER_KEYS or key in ("subject", "description", "title") \
+            or (key in _SAID_KEYS and _SAYING_TOOL.search(tool)):
         return "message"
     if key == "url":
         return "command"

@@ -15,7 +15,6 @@ these; so do the offline monitor's acts (a nested command is an act of its own).
 from __future__ import annotations
 
 import ast
-import copy
 import dataclasses
 import functools
 import posixpath
@@ -73,6 +72,8 @@ _NOT_LITERAL = re.compile(r"[$`]")
 _SUBSTITUTION = re.compile(r"s(?P<d>[/|#,:@!%])(?P<old>(?:\\.|(?!(?P=d)).){1,500})(?P=d)"
                            r"(?P<new>(?:\\.|(?!(?P=d)).){0,500})(?P=d)[gIip0-9]{0,4}$", re.S)
 _UNESCAPED = re.compile(r"\\([^\w])")
+# what runs a command written whole in Python: a call ``python_commands`` reads
+_RUNS_SHELL = re.compile(r"\b(?:subprocess|system|popen|getoutput|getstatusoutput)\b")
 # what reads or checks a file a script downloaded before it runs it
 _CHECKERS = frozenset(("sha256sum", "sha512sum", "shasum", "md5sum", "b2sum", "gpg", "cosign",
                        "minisign", "cat", "less", "more", "head", "bat", "diff", "grep"))
@@ -179,6 +180,12 @@ class Shell:
     cwd: str = ""  # where the script ``cd``-ed to, where it says an absolute directory
     made: set[str] = field(default_factory=set)  # the directories it made, empty
     downloaded: set[str] = field(default_factory=set)  # the files curl or wget saved
+
+    def snapshot(self) -> Shell:
+        """A copy of what the script has set so far, for a line read again apart."""
+        return Shell({name: list(values) for name, values in self.variables.items()},
+                     dict(self.moved), dict(self.copied), self.cwd, set(self.made),
+                     set(self.downloaded))
 
     def emptied(self, argv: list[str]) -> str:
         """What an ``rsync --delete`` from a directory the script made (so empty) into
@@ -335,7 +342,7 @@ def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
     holds what the lines before set (a script's lines share one); a line alone starts
     afresh."""
     shell = shell if shell is not None else Shell()
-    before = copy.deepcopy(shell) if "$" in line and (shell.variables or "=" in line) else None
+    before = shell.snapshot() if "$" in line and (shell.variables or "=" in line) else None
     tokens = _tokens(line) if len(line) <= _CACHED_LINE else _lexed(line)
     segments: list[list[str]] = [[]]
     pipes: list[bool] = []
@@ -360,8 +367,9 @@ def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
         feeding = _unwrap(read[index - 1]) if index and pipes[index - 1] else []
         for nested in _nested(argv, _echoed(feeding)):
             yield from commands(nested, shell)
-        for _, fed_line in logical_lines(_fed_script(argv, feeding)):
-            yield from commands(fed_line, shell)
+        if fed := _fed_script(argv, feeding):
+            for _, fed_line in logical_lines(fed):
+                yield from commands(fed_line, shell)
         if emptied := shell.emptied(argv):
             yield from commands(emptied, shell)
     if before is not None and (split := _split(line, before)):
@@ -447,7 +455,10 @@ def python_commands(done: list[Part]) -> Iterator[Part]:
     Python an answer shows runs nothing; what else a tool's Python amounts to (``shutil
     .rmtree(p)``, a command given as a list) is judged as its script (``python_runs``)."""
     for part in done:
-        for at, run in python_runs(part.text) if part.kind == "code" else ():
+        if part.kind != "code" or ".tool_calls[" not in part.source or \
+                not _RUNS_SHELL.search(part.text):
+            continue
+        for at, run in python_runs(part.text):
             if (found := ran_whole(part, run, at)) >= 0:
                 yield dataclasses.replace(part, kind="command", text=run, path="", lead=0,
                                           tree=None, base=part.base + found)
