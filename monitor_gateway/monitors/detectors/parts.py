@@ -489,6 +489,7 @@ def _replacements(source: str, edit: dict[str, object], path: str) -> Iterator[P
 _SQL_SHAPED = re.compile(r"\s{0,20}(?:SELECT\b[^;]{1,2000}?\bFROM|INSERT\s{1,3}INTO|UPDATE\s{1,3}"
                          r"[\w.\"`]{1,80}\s{1,3}SET|DELETE\s{1,3}FROM|(?:DROP|TRUNCATE|ALTER)\s{1,3}"
                          r"TABLE|GRANT\s|REVOKE\s|WITH\s{1,3}\w{1,60}\s{1,3}AS\s{0,3}\()\b", re.I)
+_SEARCH_TOOL = re.compile(r"search|web|google|bing|docs|lookup")  # a query for words
 _DATABASE_TOOL = re.compile(r"sql|(?:^|_)(?:db|database|postgres|pg|mysql|bigquery|snowflake|"
                             r"redshift|warehouse|clickhouse)(?:_|$)")
 
@@ -501,7 +502,8 @@ def _kind(tool: str, key: str, path: str, value: object) -> Kind | None:
         return "command"
     if key == "sql" or (key in ("query", "statement", "stmt") and (
             tool == "query" or _DATABASE_TOOL.search(tool) or (
-                isinstance(value, str) and _SQL_SHAPED.match(value)))):
+                isinstance(value, str) and _SQL_SHAPED.match(value)
+                and not _SEARCH_TOOL.search(tool)))):
         return "sql"
     if key in ("code", "cell") or (key in _FILE_KEYS and path and (
             key not in ("data", "lines") or _FILE_NAME.search(path))):

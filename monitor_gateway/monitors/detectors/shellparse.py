@@ -97,7 +97,8 @@ class Command:
     cwd: str = ""  # the absolute directory the script ``cd``-ed to, where it says
     # the copies the script made (``cp .env /tmp/env.bak``): each copy to what it copies
     copied: dict[str, str] = field(default_factory=dict)
-    downloaded: set[str] = field(default_factory=set)  # the files it downloaded before
+    # the files it downloaded before, each with the words that fetched it
+    downloaded: dict[str, str] = field(default_factory=dict)
 
     def path(self, word: str) -> str:
         """A path the command names, absolute where the script says where it is."""
@@ -179,13 +180,14 @@ class Shell:
     copied: dict[str, str] = field(default_factory=dict)
     cwd: str = ""  # where the script ``cd``-ed to, where it says an absolute directory
     made: set[str] = field(default_factory=set)  # the directories it made, empty
-    downloaded: set[str] = field(default_factory=set)  # the files curl or wget saved
+    # the files curl or wget saved, each with the command's words that fetched it
+    downloaded: dict[str, str] = field(default_factory=dict)
 
     def snapshot(self) -> Shell:
         """A copy of what the script has set so far, for a line read again apart."""
         return Shell({name: list(values) for name, values in self.variables.items()},
                      dict(self.moved), dict(self.copied), self.cwd, set(self.made),
-                     set(self.downloaded))
+                     dict(self.downloaded))
 
     def emptied(self, argv: list[str]) -> str:
         """What an ``rsync --delete`` from a directory the script made (so empty) into
@@ -281,10 +283,11 @@ class Shell:
             saved = options.get("-o") or options.get("--output") or options.get("-O") or \
                 options.get("--output-document")
             if saved and saved != "-":
-                self.downloaded.add(posixpath.normpath(saved))
+                self.downloaded[posixpath.normpath(saved)] = " ".join(argv)
         elif self.downloaded and argv[:1] and argv[0] in _CHECKERS:
             # a download read or checked before it runs is run read
-            self.downloaded.difference_update(posixpath.normpath(w) for w in argv[1:])
+            for word in argv[1:]:
+                self.downloaded.pop(posixpath.normpath(word), None)
         elif argv[:1] == ["mkdir"]:
             self.made.update(w.rstrip("/") for w in argv[1:] if not w.startswith("-"))
         elif argv[:1] in (["cd"], ["pushd"]) and len(argv) == 2:
