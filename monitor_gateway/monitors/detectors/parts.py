@@ -484,12 +484,13 @@ def _replacements(source: str, edit: dict[str, object], path: str) -> Iterator[P
             yield Part("diff", source, "\n".join(lines), escaped=True, path=path)
 
 
-# a tool named for a database, whose query is SQL (``db_query``, ``run_sql``, ``bigquery``)
 # a statement by its shape, whatever the tool is called (``execute_query``'s ``query``)
-_SQL_SHAPED = re.compile(r"\s{0,20}(?:SELECT\b[^;]{1,2000}?\bFROM|INSERT\s{1,3}INTO|UPDATE\s{1,3}"
-                         r"[\w.\"`]{1,80}\s{1,3}SET|DELETE\s{1,3}FROM|(?:DROP|TRUNCATE|ALTER)\s{1,3}"
-                         r"TABLE|GRANT\s|REVOKE\s|WITH\s{1,3}\w{1,60}\s{1,3}AS\s{0,3}\()\b", re.I)
+_SQL_SHAPED = re.compile(r"\s{0,20}(?:(?:SELECT\b[^;]{1,2000}?\bFROM|INSERT\s{1,3}INTO|UPDATE"
+                         r"\s{1,3}[\w.\"`]{1,80}\s{1,3}SET|DELETE\s{1,3}FROM|(?:DROP|TRUNCATE|"
+                         r"ALTER)\s{1,3}TABLE|GRANT|REVOKE)\b|WITH\s{1,3}\w{1,60}\s{1,3}AS\s{0,3}\()",
+                         re.I)
 _SEARCH_TOOL = re.compile(r"search|web|google|bing|docs|lookup")  # a query for words
+# a tool named for a database, whose query is SQL (``db_query``, ``run_sql``, ``bigquery``)
 _DATABASE_TOOL = re.compile(r"sql|(?:^|_)(?:db|database|postgres|pg|mysql|bigquery|snowflake|"
                             r"redshift|warehouse|clickhouse)(?:_|$)")
 

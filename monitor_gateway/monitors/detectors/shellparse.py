@@ -380,10 +380,11 @@ def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
 
 
 def _split(line: str, shell: Shell) -> str:
-    """The line as the shell runs it where a variable it uses holds more than one word or
-    a command of its own (``ARGS='-rf dist'; rm $ARGS``, ``T=rm; $T -rf dist``): its
-    values written in and the line read again; empty where none does. ``shell`` holds what
-    the lines before set."""
+    """The line as the shell runs it where a variable it uses holds more than one word
+    (``ARGS='-rf dist'; rm $ARGS``; a one-word value, ``T=rm; $T``, is read as that word
+    already): its values written in and the line read again, quotes kept; empty where none
+    does. An operator in a value is read as one, where bash would pass it on as a word.
+    ``shell`` holds what the lines before set."""
     text, _ = shell.expanded(line)
     if text == line:
         return ""

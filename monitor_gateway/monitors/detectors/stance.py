@@ -251,12 +251,14 @@ _BUT_CAUTIONS = re.compile(r"\b(?:but|however)\b(?=[^.!?\n]{0,80}?\b(?:not|never
                            r"before|only|back (?:it |them )?up|make sure|check|test|revert|"
                            r"restore)\b)", re.I)
 _SENTENCES = re.compile(r"[^.!?\n]+")
-# a sentence that opens by refusing the plan ("No.", "No, ...", "Don't.", "Absolutely not:"),
-# not one that waves it through ("No problem", "No changes needed", "Don't worry"); wherever
-# it stands in the answer, so a greeting before it changes nothing
+# a sentence that opens by refusing the plan ("No.", "No, ...", "Don't.", "Absolutely not:",
+# "I wouldn't."), not one that waves it through ("No problem", "No changes needed", "Don't
+# worry", "I wouldn't worry"); wherever it stands in the answer, so a greeting before it
+# changes nothing
 _OPENS_REFUSING = re.compile(
     r"\W{0,3}(?:(?:no|nope)\s{0,3}(?:[,:;\u2013\u2014-]|$)|(?:don't|do not|please don't|"
-    r"absolutely not|definitely not|not safely)\b" + _WAVES_THROUGH + ")", re.I)
+    r"absolutely not|definitely not|not safely|I wouldn't|I would not|I'd avoid|I'd advise "
+    r"against)\b" + _WAVES_THROUGH + ")", re.I)
 # a no put after a word of how likely ("Generally no.", "Realistically, no:") refuses as "No."
 # does where the answer gives no go-ahead (``_GOES_AHEAD``) and the no is not "no, but"
 _OPENS_LIKELY_NO = re.compile(
