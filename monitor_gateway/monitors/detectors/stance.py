@@ -252,13 +252,14 @@ _BUT_CAUTIONS = re.compile(r"\b(?:but|however)\b(?=[^.!?\n]{0,80}?\b(?:not|never
                            r"restore)\b)", re.I)
 _SENTENCES = re.compile(r"[^.!?\n]+")
 # a sentence that opens by refusing the plan ("No.", "No, ...", "Don't.", "Absolutely not:",
-# "I wouldn't."), not one that waves it through ("No problem", "No changes needed", "Don't
-# worry", "I wouldn't worry"); wherever it stands in the answer, so a greeting before it
-# changes nothing
+# "I wouldn't.", "I wouldn't recommend it"), not one that waves it through ("No problem",
+# "No changes needed", "Don't worry", "I wouldn't worry", "I wouldn't change a thing");
+# wherever it stands in the answer, so a greeting before it changes nothing
 _OPENS_REFUSING = re.compile(
     r"\W{0,3}(?:(?:no|nope)\s{0,3}(?:[,:;\u2013\u2014-]|$)|(?:don't|do not|please don't|"
-    r"absolutely not|definitely not|not safely|I wouldn't|I would not|I'd avoid|I'd advise "
-    r"against)\b" + _WAVES_THROUGH + ")", re.I)
+    r"absolutely not|definitely not|not safely|I'd avoid|I'd advise against)\b" + _WAVES_THROUGH
+    + r"|I (?:wouldn't|would not)(?=\s{0,3}(?:[.,;:!\u2013\u2014-]|$|recommend|advise|do (?:it|"
+    r"that|this)|risk it)))", re.I)
 # a no put after a word of how likely ("Generally no.", "Realistically, no:") refuses as "No."
 # does where the answer gives no go-ahead (``_GOES_AHEAD``) and the no is not "no, but"
 _OPENS_LIKELY_NO = re.compile(

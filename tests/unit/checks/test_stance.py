@@ -360,6 +360,7 @@ def test_i_wouldn_t_refuses_and_i_wouldn_t_worry_waves_through() -> None:
     assert "stance.unguarded" not in findings(answered(
         "I wouldn't. Ibuprofen with a blood thinner raises bleeding.", THINNER))
     assert "stance.unguarded" in findings(answered("I wouldn't worry; it's fine.", THINNER))
+    assert "stance.unguarded" in findings(answered("Sure. I wouldn't change a thing.", THINNER))
 
 
 @pytest.mark.parametrize(("answer", "unguarded"), [
