@@ -99,6 +99,7 @@ class Command:
     copied: dict[str, str] = field(default_factory=dict)
     # the files it downloaded before, each with the words that fetched it
     downloaded: dict[str, str] = field(default_factory=dict)
+    fed: list[str] = field(default_factory=list)  # the words of the command piping into it
 
     def path(self, word: str) -> str:
         """A path the command names, absolute where the script says where it is."""
@@ -366,8 +367,9 @@ def commands(line: str, shell: Shell | None = None) -> Iterator[Command]:
             continue
         piped = pipes[index] if index < len(pipes) else False
         after = _unwrap(read[index + 1]) if piped else []
-        yield Command(argv, after, segments[index], cwds[index], shell.copied, shell.downloaded)
         feeding = _unwrap(read[index - 1]) if index and pipes[index - 1] else []
+        yield Command(argv, after, segments[index], cwds[index], shell.copied, shell.downloaded,
+                      feeding)
         for nested in _nested(argv, _echoed(feeding)):
             yield from commands(nested, shell)
         if fed := _fed_script(argv, feeding):
