@@ -133,6 +133,18 @@ class DecisionLog:
     def start(self) -> None:
         self._broker.install()
         self._task = asyncio.create_task(self._run())
+        self._task.add_done_callback(self._ended)
+
+    @property
+    def running(self) -> bool:
+        """Whether the task that publishes the decisions is at work (``/live``)."""
+        return self._task is not None and not self._task.done()
+
+    @staticmethod
+    def _ended(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("publishing guard decisions stopped; /live answers 503",
+                      exc_info=exc)
 
     def offer(self, decision: GuardDecision, value: bytes) -> None:
         """Queue ``decision`` (``value``: its JSON) for publishing, unless ``GUARD_PENDING``
@@ -188,9 +200,11 @@ class DecisionLog:
             try:
                 await publisher.start()
                 break
-            except (KafkaError, OSError) as exc:
-                starting.failed(exc)
+            except BaseException as exc:
                 await publisher.stop()
+                if not isinstance(exc, (KafkaError, OSError)):
+                    raise
+                starting.failed(exc)
                 await asyncio.sleep(RESTART_AFTER)
         starting.succeeded()
         self._publisher = publisher
@@ -205,7 +219,7 @@ class DecisionLog:
             await asyncio.wait_for(self._drained.wait(), grace)
         if self.waiting:
             log.warning("stopping with %d guard decisions not published", self.waiting)
-        if self._task is not None:
+        if self._task is not None and not self._task.done():  # one that ended was logged
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
@@ -283,7 +297,10 @@ class Guard:
 
 
 def application(guard: Guard) -> web.Application:
-    """``POST /check``, ``GET /metrics`` and ``GET /health`` (204 while serving)."""
+    """``POST /check``, ``GET /metrics``, ``GET /health`` (204 while serving) and ``GET
+    /live``: 204 while the decisions are being published, 503 once that task has stopped
+    (the checks are still answered, but none reaches ``GUARD_TOPIC``: a liveness probe
+    restarts the guard)."""
     metrics = guard.metrics
     max_bytes = guard.settings.max_message_bytes
 
@@ -312,9 +329,14 @@ def application(guard: Guard) -> web.Application:
     async def health(_: web.Request) -> web.Response:
         return web.Response(status=204)
 
+    async def live(_: web.Request) -> web.Response:
+        if guard.decisions.running:
+            return web.Response(status=204)
+        return web.Response(status=503, text="guard decisions are not being published\n")
+
     app = web.Application(client_max_size=max_bytes)
     app.add_routes([web.post("/check", check), web.get("/metrics", scrape),
-                    web.get("/health", health)])
+                    web.get("/health", health), web.get("/live", live)])
     return app
 
 

@@ -209,16 +209,15 @@ def test_the_review_service_and_the_guard_run_the_gateways_image_probed_on_their
         documents, "monitor-gateway-review", ReviewSettings)
     guard_pod, guard, guard_settings = container_settings(
         documents, "monitor-gateway-guard", GuardSettings)
-    for container, args, host, port, live in (
-        (review, ["review"], review_settings.review_host, review_settings.review_port,
-         "/live"),
-        (guard, ["guard"], guard_settings.guard_host, guard_settings.guard_port, "/health"),
+    for container, args, host, port in (
+        (review, ["review"], review_settings.review_host, review_settings.review_port),
+        (guard, ["guard"], guard_settings.guard_host, guard_settings.guard_port),
     ):
         assert container["image"] == image and container["args"] == args
         assert host == "0.0.0.0"
         [named] = [p["name"] for p in container["ports"] if p["containerPort"] == port]
         for probe, path in (("startupProbe", "/health"), ("readinessProbe", "/health"),
-                            ("livenessProbe", live)):
+                            ("livenessProbe", "/live")):
             assert container[probe]["httpGet"] == {"path": path, "port": named}
         assert container["resources"]["requests"]
         assert container["securityContext"]["readOnlyRootFilesystem"]

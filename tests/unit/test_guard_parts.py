@@ -3,15 +3,21 @@ decision made to fit the broker's message size."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from itertools import pairwise
 
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CollectorRegistry
 
 from monitor_gateway.adapters.guarding import run_so_far
 from monitor_gateway.adapters.run import Run
-from monitor_gateway.guard import DecisionLog, GuardMetrics, read_request
+from monitor_gateway.guard import DecisionLog, Guard, GuardMetrics, application, read_request
 from monitor_gateway.ingest import Rejection
+from monitor_gateway.monitors.rules import RulesMonitor
+from monitor_gateway.policy import Policy
+from monitor_gateway.publish import Publisher
 from monitor_gateway.schema import GuardDecision, MonitorCard, ToolCall, Verdict, utcnow
 from monitor_gateway.settings import GuardSettings
 
@@ -84,3 +90,36 @@ def test_a_decision_too_large_for_the_broker_is_cut_until_it_fits() -> None:
     assert cut.call.arguments == {} and cut.verdict.cut is not None
     assert {"rationale", "call.arguments"} <= set(cut.verdict.cut) and cut.decision == "block"
     assert cut.verdict.score == 1.0 and cut.verdict.flagged
+
+
+async def test_live_says_503_once_the_decisions_are_no_longer_published(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fault the decision log cannot recover from (not a broker outage: that it waits
+    out) stops its task: the guard goes on answering and stays ready, and ``/live`` tells
+    the orchestrator to restart it."""
+    broken = asyncio.Event()
+
+    async def fails(_: object) -> None:
+        await broken.wait()
+        raise RuntimeError("a bug in publishing")
+
+    monkeypatch.setattr(Publisher, "start", fails)
+    settings = GuardSettings()
+    metrics = GuardMetrics(CollectorRegistry())
+    decisions = DecisionLog(settings, metrics)
+    guard = Guard(settings, RulesMonitor(), Policy(default=0.5), metrics, decisions)
+    async with TestClient(TestServer(application(guard))) as http:
+        decisions.start()
+        assert [(await http.get(path)).status for path in ("/health", "/live")] == [204, 204]
+        broken.set()
+        await asyncio.sleep(0.01)
+        answer = await http.get("/live")
+        assert (answer.status, await answer.text()) == (
+            503, "guard decisions are not being published\n")
+        assert (await http.get("/health")).status == 204
+        checked = await http.post("/check", json={
+            "trajectory": {"id": "r", "request": "Free disk."},
+            "call": {"name": "bash", "arguments": {"cmd": "ls"}}})
+        assert checked.status == 200 and (await checked.json())["decision"] == "allow"
+    await decisions.stop(0)
