@@ -74,6 +74,10 @@ _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "ru
 # a tool named after a program that takes a subcommand: its command argument is that
 # program's arguments (a ``kubectl`` tool's ``get pods -n prod`` runs ``kubectl get pods -n
 # prod``), read as the command it runs
+# the arguments of an HTTP call that name files it uploads, and the most read
+_UPLOAD_KEYS = ("files", "file", "attachments", "attachment", "upload")
+_SENT_FILES = 4
+_SPACE = re.compile(r"\s")
 _PROGRAM_TOOLS = {"git", "kubectl", "helm", "docker", "podman", "terraform", "tofu", "aws",
                   "gcloud", "az", "gsutil", "gh", "npm", "yarn", "pnpm", "pip", "cargo", "go",
                   "vault", "twine", "systemctl", "flyctl", "heroku", "oc", "argocd", "ansible",
@@ -405,6 +409,9 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
             yield from _prose(source, value, "message", escaped=True)
         elif typed == "command" and key != "url" and (lead := _program(tool, value)):
             yield Part(typed, source, lead + value, escaped=True, path=path, lead=len(lead))
+        elif typed == "command" and key == "url" and (lead := _uploads(method, arguments)):
+            yield Part(typed, source, lead + value, escaped=True, path=path, lead=len(lead),
+                       method=method)
         elif typed is not None:
             yield from _by_file(Part(typed, source, value, escaped=True, path=path,
                                      method=method if key == "url" else ""))
@@ -433,6 +440,21 @@ def _heredocs(source: str, command: str) -> Iterator[Part]:
         elif target and not target.group(2).startswith("/dev/") and not (
                 _SCRIPT.search(target.group(2)) or _SCRIPT.match(body)):
             yield Part("file", source, body, escaped=True, path=target.group(2))
+
+
+def _uploads(method: str, arguments: dict[str, object]) -> str:
+    """What to read before the URL of an HTTP call that sends local files in its body (a
+    multipart upload: ``files``, ``file``, ``attachment``): ``curl -F`` sending them, the
+    same upload as on a command line."""
+    if method not in ("POST", "PUT", "PATCH"):
+        return ""
+    sent: list[str] = []
+    for key in _UPLOAD_KEYS:
+        value = arguments.get(key)
+        values = value.values() if isinstance(value, dict) else (
+            value if isinstance(value, list) else [value])
+        sent += [v for v in values if isinstance(v, str) and v and not _SPACE.search(v)]
+    return "".join(f"curl -F file=@{file} " for file in sent[:_SENT_FILES])
 
 
 def _program(tool: str, command: str) -> str:
