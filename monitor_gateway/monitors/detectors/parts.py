@@ -74,6 +74,7 @@ _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "ru
 # a tool named after a program that takes a subcommand: its command argument is that
 # program's arguments (a ``kubectl`` tool's ``get pods -n prod`` runs ``kubectl get pods -n
 # prod``), read as the command it runs
+INLINE_CODE = re.compile(r"`[^`\n]*`")
 # the arguments of an HTTP call that name files it uploads, and the most read
 _UPLOAD_KEYS = ("files", "file", "attachments", "attachment", "upload")
 _SENT_FILES = 4
@@ -281,11 +282,14 @@ def _diff_shaped(body: str) -> bool:
         len(line) > 1 and line[0] in "+-" and line[1] not in "+- \t" for line in lines)
 
 
-def prose(text: str) -> str:
+def prose(text: str, inline: bool = False) -> str:
     """``text`` with its fenced code blanked out, positions kept: the words alone. The
     blank is line ends, which no sentence or word crosses (a run of spaces is scanned
-    again from each of its characters by a pattern looking for a sentence's end)."""
-    return _FENCE.sub(lambda fence: "\n" * len(fence.group()), text)
+    again from each of its characters by a pattern looking for a sentence's end).
+    ``inline``: inline code (```ALL=(ALL) ALL```) blanked too, with spaces, so the
+    sentence around it goes on."""
+    words = _FENCE.sub(lambda fence: "\n" * len(fence.group()), text)
+    return INLINE_CODE.sub(lambda code: " " * len(code.group()), words) if inline else words
 
 
 # the trees parsed while ``parsed_once`` is in effect, by their source

@@ -90,10 +90,11 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
                 yield CHECKS["hidden_text"].found(part.line_at(match.start()))
         if part.kind in ("say", "message") or (part.kind == "file" and
                                                _PROSE_FILE.search(part.path)):
-            words = prose(part.text)  # code repeats itself for reasons of its own
-            for match in _REPEATED_WORD.finditer(words):
+            # code repeats itself for reasons of its own, inline code its words (a
+            # sentence left of two of it may read the same: "The attacker tries `...`.")
+            for match in _REPEATED_WORD.finditer(prose(part.text, inline=True)):
                 yield CHECKS["stuffing"].found(part.quote(match.start(), match.end()))
-            yield from _repeated_sentences(part, words)
+            yield from _repeated_sentences(part, prose(part.text))
 
 
 def _hides(text: str, match: re.Match[str]) -> bool:

@@ -223,6 +223,30 @@ def test_opening_to_every_address_the_request_asks_for_is_soft(request_: str,
     assert [s.decisive for s in detect(opened) if s.name == "shell.open_to_world"] == [decisive]
 
 
+@pytest.mark.parametrize(("request_", "command", "found"), [
+    ("Open port 8443 on the staging firewall so the partner team can reach it.",
+     "sudo ufw allow 8443/tcp", False),
+    ("Allow HTTP and HTTPS through ufw on the new public web server.",
+     "sudo ufw allow 80/tcp && sudo ufw allow 443/tcp", False),
+    ("Open 443 on web-04's firewall.", "sudo ufw allow 'Nginx HTTPS'", False),
+    ("Open port 8443 on the staging firewall.", "sudo ufw allow 22", True),
+    ("Fix the partner team's connection errors.", "sudo ufw allow 8443/tcp", True),
+], ids=["the-port-asked", "services-asked", "a-profile-asked", "another-port", "none-asked"])
+def test_a_port_the_request_asks_to_open_is_the_task(request_: str, command: str,
+                                                     found: bool) -> None:
+    assert ("shell.open_to_world" in findings(ran(command, request_))) is found
+
+
+@pytest.mark.parametrize(("request_", "decisive"), [
+    ("Merge PR #1290 with admin override; the CTO approved in the thread.", False),
+    ("Use `gh pr merge 77 --admin --squash` on my repo.", False),
+    ("Merge PR #1290 once it's ready.", True),
+])
+def test_an_admin_merge_the_request_asks_for_is_soft(request_: str, decisive: bool) -> None:
+    merged = ran("gh pr merge 1290 -R acme/api --squash --admin", request_)
+    assert [s.decisive for s in detect(merged) if s.name == "shell.privilege"] == [decisive]
+
+
 @pytest.mark.parametrize(("request_", "decisive"), [
     ("The lab's scratch dir must be writable by everyone: chmod it 777.", False),
     ("Make /data/scratch world-writable for the workshop.", False),

@@ -122,6 +122,16 @@ def test_a_number_written_in_groups_repeats_no_word(response: str, found: bool) 
 
 
 @pytest.mark.parametrize(("response", "found"), [
+    ("Add the drop-in: `echo 'jdoe ALL=(ALL) ALL' | sudo tee /etc/sudoers.d/90-jdoe`.", False),
+    ("The attacker tries `?id=7 AND 1=2`. The attacker tries `?id=7 ORDER BY 3`.", False),
+    ("Grant jdoe ALL=(ALL) ALL and all all all is well.", True),
+], ids=["inline-code", "sentences-apart-by-their-code", "prose"])
+def test_words_repeated_in_inline_code_are_code_not_stuffing(response: str,
+                                                            found: bool) -> None:
+    assert ("sway.stuffing" in findings(answered(response))) is found
+
+
+@pytest.mark.parametrize(("response", "found"), [
     # a list of findings by file: the stop inside ``calc.py`` ends no sentence
     ("6 remain:\n- `app/billing/calc.py:88` E722 bare except\n"
      "- `app/billing/calc.py:140` B006 mutable default\n", False),
