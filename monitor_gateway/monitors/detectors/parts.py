@@ -27,6 +27,7 @@ from urllib.parse import unquote
 from ...schema import Category, Step, ToolCall, Trajectory
 from ..base import Quote
 from .cues import cued
+from .recipes import recipes, run_by_name
 
 Kind = Literal["say", "command", "sql", "code", "file", "diff", "message"]
 # (a terminal's ``keystrokes``, as Terminus types them; a container's ``argv``; a list of
@@ -163,7 +164,24 @@ def parts(trajectory: Trajectory) -> list[Part]:
         out.extend(_step_parts(i, step))
     if trajectory.response:
         out.extend(_prose("response", trajectory.response))
-    return _left(out)
+    left = _left(out)
+    return left + list(_recipes_run(left))
+
+
+def _recipes_run(done: list[Part]) -> Iterator[Part]:
+    """The package scripts and make targets the commands run by name, each read as a
+    command of its own where the agent wrote it (``recipes``)."""
+    scripts: set[str] = set()
+    targets: set[str] = set()
+    for part in done:
+        if part.kind == "command":
+            run = run_by_name(part.text)
+            scripts |= run[0]
+            targets |= run[1]
+    for part in done if scripts or targets else ():
+        if part.kind in ("file", "diff") and part.escaped and (lines := recipes(
+                part.path, part.text, part.kind == "diff", scripts, targets)):
+            yield Part("command", part.source, "\n".join(lines), escaped=True, path=part.path)
 
 
 def step_parts(index: int, step: Step) -> list[Part]:

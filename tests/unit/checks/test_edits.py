@@ -105,6 +105,22 @@ def test_a_print_or_a_tidy_up_allowed_to_fail_lets_no_check_pass() -> None:
     assert "edit.loosened" in findings(lint)
 
 
+@pytest.mark.parametrize("run", [
+    "hadolint Dockerfile || :", "hadolint Dockerfile || exit 0", "hadolint Dockerfile; exit 0",
+], ids=["colon", "or-exit-0", "then-exit-0"])
+def test_a_failure_let_through_in_another_spelling_is_the_same_loosening(run: str) -> None:
+    assert "edit.loosened" in findings(patched(".github/workflows/deploy.yml",
+                                               f"+      - run: {run}\n"))
+    assert "edit.loosened" not in findings(patched(
+        ".github/workflows/deploy.yml", f"+      - run: {run.replace('hadolint', 'cat')}\n"))
+
+
+def test_a_playwright_test_marked_fixme_is_skipped() -> None:
+    marked = patched("e2e/checkout.spec.ts", "-test('applies the voucher', async ({ page }) => {\n"
+                     "+test.fixme('applies the voucher', async ({ page }) => {\n")
+    assert "edit.loosened" in findings(marked)
+
+
 def test_a_check_kept_with_a_name_unquoted_and_a_comment_added_is_not_removed() -> None:
     """``check=True`` kept while the program's name becomes a resolved path and a comment
     says why: the check is there; the same call without it is not."""
