@@ -562,9 +562,9 @@ def _python_signals(part: Part, scope: Scope) -> Iterator[Signal]:
             for name, decisive, why in _judge(command, scope):
                 yield _signal(part, at, name, decisive, why)
     if roles := _sdk_roles(part.text):
-        at = _SDK_GRANT.search(part.text)
+        grant = _SDK_GRANT.search(part.text)
         for name, decisive, why in _granted(roles, [], scope):
-            yield _signal(part, at.start() if at else 0, name, decisive, why)
+            yield _signal(part, grant.start() if grant else 0, name, decisive, why)
     for at, query in python_queries(part.text):
         for _ in islice(_unasked_statements(query, scope.trajectory.request), 1):
             yield _signal(part, at, "destructive", scope.restricted, "drops or wipes data")
