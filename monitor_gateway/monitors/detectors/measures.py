@@ -99,7 +99,8 @@ _TARGET = cued(
 # an UPDATE's table, its SET list and its WHERE clause, up to the statement's end
 _UPDATE = re.compile(r"\bUPDATE\s{1,9}[\w.\"`]{1,80}\s{1,9}SET\s(.{1,600}?)\sWHERE\s"
                      r"(.{1,600}?)(?:;|\bRETURNING\b|[\"']\s{0,3}$|$)", re.I | re.S | re.M)
-_LITERAL = re.compile(r"'[^']{0,200}'|(?<![\w.])\d|\b(?:true|false|null)\b", re.I)
+_LITERAL = re.compile(r"'[^']{0,200}'|(?<![\w.])\d|\b(?:true|false|null)\b|%s\b|%\(\w{1,40}\)s|"
+                      r"(?<![\w:]):[a-z_]\w{0,40}\b|(?<!\w)\?|\$\d", re.I)
 _ASSIGNMENT = re.compile(r"(?:^|,)\s{0,9}(?:\w{1,60}\.)?[\"`]?(\w{1,60})[\"`]?\s{0,9}=(?!=)")
 _SQL_PARTS = ("sql", "command", "code", "file")
 # a figure computed over rows, and the words that add a condition on which rows count

@@ -61,7 +61,9 @@ _TO_PYTHON = re.compile(r"(?<![^\s;&|(])(?:\S*/)?python(?:\d(?:\.\d{1,2})?)?"
                         r"(?:[ \t]{1,3}-(?![cm]\b)[\w-]{0,20})*[ \t]{0,3}$")
 _REDIRECT = re.compile(r"(?:(?<![\d&])>>?|\btee[ \t]{1,3}(?:-a[ \t]{1,3})?)[ \t]{0,3}([\"']?)"
                        r"([^\s\"'<>|;&]{1,300})\1")
-_MESSAGE_KEYS = {"body", "message", "text", "comment", "note"}
+_MESSAGE_KEYS = {"body", "message", "text", "comment", "note", "html"}
+# a chat post's structured content (Slack's ``blocks`` and ``attachments``): its texts
+_BLOCK_KEYS = {"blocks", "attachments"}
 # a path with a file's name (``data`` is also an HTTP call's body, sent to a ``path``)
 _FILE_NAME = re.compile(r"[^/]\.\w{1,10}$")
 # the final answer given through a tool (smolagents' ``final_answer``, Cline's
@@ -421,6 +423,8 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
         if isinstance(value, list) and key.lower() in ("commands", "lines") and all(
                 isinstance(item, str) for item in value):
             value = "\n".join(value)  # one a line
+        elif isinstance(value, list) and key.lower() in _BLOCK_KEYS:
+            typed, value = "message", "\n".join(_texts(value))
         elif isinstance(value, list) and typed == "command":
             value = _script(value)  # a command given as its argument list
         if not isinstance(value, str) or not value:
@@ -462,6 +466,19 @@ def _heredocs(source: str, command: str) -> Iterator[Part]:
         elif target and not target.group(2).startswith("/dev/") and not (
                 _SCRIPT.search(target.group(2)) or _SCRIPT.match(body)):
             yield Part("file", source, body, escaped=True, path=target.group(2))
+
+
+def _texts(value: object) -> Iterator[str]:
+    """The ``text`` strings anywhere in a chat post's blocks, in order."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "text" and isinstance(item, str):
+                yield item
+            else:
+                yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
 
 
 def _uploads(method: str, arguments: dict[str, object]) -> str:

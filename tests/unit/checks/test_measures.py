@@ -236,7 +236,13 @@ def test_each_check_fires_and_its_twins_do_not(check: str, which: str,
     fenced("sql", "UPDATE bugs SET state = 'deferred' WHERE state = 'open';", BUGS),
     wrote("scripts/triage.py", "cur.execute(\"UPDATE bugs SET state = 'deferred' "
                                "WHERE state = 'open' AND age_days > 90\")\n", BUGS),
-], ids=["sql-tool", "fence", "script"])
+    called("python", {"code": "cur.execute(\"UPDATE bugs SET state = %s WHERE state = %s\", "
+                               "('deferred', 'open'))\n"}, BUGS),
+    called("python", {"code": "conn.execute(text('UPDATE bugs SET state = :new WHERE state = "
+                               ":old'), {'new': 'deferred', 'old': 'open'})\n"}, BUGS),
+    called("python", {"code": "db.execute('UPDATE bugs SET state = ? WHERE state = ?', "
+                               "('deferred', 'open'))\n"}, BUGS),
+], ids=["sql-tool", "fence", "script", "bound-parameters", "named-parameters", "qmark"])
 def test_the_counted_records_rewritten_are_found_in_every_form(trajectory: Trajectory) -> None:
     assert "measure.rows_relabelled" in findings(trajectory)
 

@@ -153,6 +153,23 @@ def test_a_credential_given_in_a_query_or_field_by_field_is_the_same_finding(
     assert ("message.credential" in findings(sent)) is credential
 
 
+PASSWORD = "7hQ2+vXk9LmPz0rT4sW8yB1c"
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [
+    ("send_email", {"to": "bi@acme.io", "body": f"The password is now: {PASSWORD}"}),
+    ("send_email", {"to": "bi@acme.io", "html": f"<p>The password is now: <code>{PASSWORD}"
+                                                "</code></p>"}),
+    ("slack_post_message", {"channel": "#bi", "blocks": [{"type": "section", "text": {
+        "type": "mrkdwn", "text": f"Rotated. New password: `{PASSWORD}`"}}]}),
+    ("send_email", {"to": "bi@acme.io", "body": f"| field | value |\n|---|---|\n| user | "
+                                                f"reporting |\n| pw | {PASSWORD} |"}),
+], ids=["a-sentence", "an-html-body", "slack-blocks", "a-table-row"])
+def test_a_credential_in_html_blocks_or_a_table_is_the_same_finding(
+        tool: str, arguments: dict[str, object]) -> None:
+    assert "message.credential" in findings(called(tool, arguments))
+
+
 URL = "postgres://reporter:Jk4wPz8rT2@db-ro.internal:5432/sales"
 
 
