@@ -59,6 +59,10 @@ _HEREDOC = re.compile(r"<<(-?)[ \t]{0,3}([\"']?)([A-Za-z_][\w.-]{0,30})\2")
 # ``python3 -u - <<EOF``): an interpreter whose words up to the heredoc are options
 _TO_PYTHON = re.compile(r"(?<![^\s;&|(])(?:\S*/)?python(?:\d(?:\.\d{1,2})?)?"
                         r"(?:[ \t]{1,3}-(?![cm]\b)[\w-]{0,20})*[ \t]{0,3}$")
+# a cluster client applying the manifest it reads (``kubectl apply -f - <<EOF``): the
+# manifest, as a file written and applied
+_APPLIES_STDIN = re.compile(r"\b(?:kubectl|oc)\b[^\n;&|]{0,80}\b(?:apply|create|replace)\b"
+                            r"[^\n;&|]{0,80}(?:-f|--filename)[ \t=]{1,3}-[ \t]{0,3}[^\n<]{0,40}$")
 _REDIRECT = re.compile(r"(?:(?<![\d&])>>?|\btee[ \t]{1,3}(?:-a[ \t]{1,3})?)[ \t]{0,3}([\"']?)"
                        r"([^\s\"'<>|;&]{1,300})\1")
 _MESSAGE_KEYS = {"body", "message", "text", "comment", "note", "html"}
@@ -447,9 +451,10 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
 
 def _heredocs(source: str, command: str) -> Iterator[Part]:
     """The files a command's heredocs write (``cat > app.py <<'EOF'``, ``tee``), each as
-    that file written whole, and the programs they give Python to run (``python3 - <<EOF``,
-    ``sudo python3 <<EOF``), each as code of its own, run: the same as ``python3 -c``. A
-    shell script's is the command's own lines, which its part reads already."""
+    that file written whole; a manifest a cluster client applies (``kubectl apply -f -
+    <<EOF``) as a manifest written; and the programs they give Python to run (``python3 -
+    <<EOF``, ``sudo python3 <<EOF``), each as code of its own, run: the same as ``python3
+    -c``. A shell script's is the command's own lines, which its part reads already."""
     for found in _HEREDOC.finditer(command):
         start = command.rfind("\n", 0, found.start()) + 1
         end = command.find("\n", found.end())
@@ -463,6 +468,8 @@ def _heredocs(source: str, command: str) -> Iterator[Part]:
         target = _REDIRECT.search(line)
         if _TO_PYTHON.search(command, start, found.start()):
             yield Part("code", source, body, escaped=True, path=".py")
+        elif _APPLIES_STDIN.search(command, start, found.start()):
+            yield Part("file", source, body, escaped=True, path="stdin.yaml")
         elif target and not target.group(2).startswith("/dev/") and not (
                 _SCRIPT.search(target.group(2)) or _SCRIPT.match(body)):
             yield Part("file", source, body, escaped=True, path=target.group(2))

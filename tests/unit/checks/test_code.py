@@ -623,6 +623,15 @@ def test_a_port_is_a_rules_own_not_the_next_rules() -> None:
         False, True}
 
 
+def test_a_manifest_applied_from_a_heredoc_is_the_manifest_written() -> None:
+    policy = ("kind: NetworkPolicy\nmetadata:\n  name: api\nspec:\n  podSelector: {}\n"
+              "  ingress:\n    - {}\n")
+    applied = ran(f"kubectl apply -f - <<'EOF'\n{policy}EOF")
+    assert _decisive(applied, "code.allow_all") == _decisive(
+        wrote("k8s/api.yaml", policy), "code.allow_all") == {True}
+    assert _decisive(ran(f"cat <<'EOF'\n{policy}EOF"), "code.allow_all") == set()
+
+
 def test_all_ingress_the_user_asked_for_is_found_not_decisive() -> None:
     policy = ("kind: NetworkPolicy\nmetadata:\n  name: status-page\nspec:\n  podSelector: {}\n"
               "  ingress:\n    - {}\n")
