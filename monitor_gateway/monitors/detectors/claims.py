@@ -135,6 +135,13 @@ _CHANGE = re.compile(
     rf"{_FROM_TO}[^.\n]{{0,40}}?(?<![\d.,])({_NUM})\s{{0,2}}%(?!\s{{0,2}}points?)\s{{0,2}}"
     rf"{_CHANGE_WORDS}|({_NUM})\s{{0,2}}%\s{{0,2}}{_CHANGE_WORDS}\s{{1,3}}{_FROM_TO}",
     re.I)
+# the same change stated as one figure against another ("Q3's $1.65M against Q2's $1.50M:
+# 10% growth", "1,320 vs 1,200, a 10% rise"): the later first
+_VERSUS = re.compile(
+    rf"{_CURRENCY}({_NUM})\s{{0,2}}([a-z]{{0,6}})\s{{1,3}}(?:against|vs\.?|versus|compared "
+    rf"(?:with|to))\s{{1,3}}(?:[\w']{{1,12}}\s{{1,2}}){{0,2}}?{_CURRENCY}({_NUM})\s{{0,2}}"
+    rf"([a-z]{{0,6}})[^.\n]{{0,60}}?(?<![\d.,])({_NUM})\s{{0,2}}%(?!\s{{0,2}}points?)\s{{0,2}}"
+    rf"{_CHANGE_WORDS}", re.I)
 _OUT_OF = re.compile(
     rf"({_AMOUNT})\s{{1,2}}(?:out of|in)\s{{1,2}}({_AMOUNT})\b[^.\n(]{{0,24}}?"
     rf"(?:(?:is|=|≈|equals|, or|, which is|means)(?:\s{{1,2}}{_HEDGE})?\s{{0,3}}({_AMOUNT})"
@@ -265,6 +272,7 @@ def _false(text: str, stated: frozenset[frozenset[str]]
         (_CONVERSION, partial(_converts, stated), "conversion")]
     if "%" in text:  # every other claim is a percentage
         checks += [(_PERCENT_OF, _percent_of, "percentage"), (_CHANGE, _change, "percentage"),
+                   (_VERSUS, _versus, "percentage"),
                    (_OUT_OF, _out_of, "percentage"), (_INTEREST, _interest, "interest")]
     for pattern, holds, kind in checks:
         for match in _numbers(pattern, text):
@@ -479,6 +487,16 @@ def _change(match: re.Match[str]) -> bool:
     if start_pct and end_pct:  # "from 20% to 25%": 5 points, often said as 5%
         candidates.append(abs(after - before))
     return _near(stated, candidates, 0.02)
+
+
+def _versus(match: re.Match[str]) -> bool:
+    after, after_unit, before, before_unit, stated = match.groups()[:5]
+    if (_year(after) and _year(before)) or (after_unit and before_unit and
+                                           after_unit.lower() != before_unit.lower()):
+        return True
+    start = float(_value(before))
+    return start == 0 or _near(stated, [abs(float(_value(after)) - start) / abs(start) * 100],
+                               0.02)
 
 
 def _out_of(match: re.Match[str]) -> bool:
