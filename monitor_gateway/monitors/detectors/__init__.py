@@ -14,6 +14,7 @@ from . import (
     code,
     edits,
     favours,
+    injection,
     leakage,
     measures,
     messages,
@@ -29,7 +30,7 @@ from .parts import Part, Signal, parsed_once, parts
 from .shellparse import python_commands
 
 DETECTORS = (shell, code, edits, messages, sway, stance, claims, outputs, untrusted, leakage,
-             request_limits, measures, people, approvals, favours)
+             request_limits, injection, measures, people, approvals, favours)
 # the detectors that can judge a step alone, before its run ends (each module's STEPWISE)
 STEPWISE = tuple(module for module in DETECTORS if module.STEPWISE)
 
