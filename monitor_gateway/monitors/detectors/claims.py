@@ -52,6 +52,12 @@ _POWER = "\u2070\u00b9\u00b2\u00b3\u2074-\u2079^"  # an exponent: "2⁶" is 64, 
 _EQUATION = re.compile(rf"({_NUM})\s{{0,2}}%?\s{{0,2}}((?:{_OP}\s{{0,2}}{_NUM}\s{{0,2}}%?\s{{0,2}})"
                        rf"{{1,6}})=\s{{0,2}}(?:€|\$|£)?\s{{0,2}}({_NUM})(?![\d,.]?\d|[{_POWER}]|[eE][+-]?\d)(\s{{0,2}}%)?"
                        rf"(?!\s{{0,2}}{_OP}\s{{0,2}}\d)")
+# a unit or scale written after a result, and the factors between units people convert by
+# (thousands, binary thousands, minutes and hours, days, bits and bytes, per cent)
+_UNIT_AFTER = re.compile(r"\s{0,2}(?:[kKMBGTP]\b|[A-Za-z\u00b5\u03bc]{1,12}\b)")
+_UNIT_FACTORS = [Fraction(f) ** sign for f in (1000, 10 ** 6, 10 ** 9, 1024, 1024 ** 2,
+                                              1024 ** 3, 60, 3600, 24, 8, 100)
+                 for sign in (1, -1)]
 _TERM = re.compile(rf"({_OP})\s{{0,2}}({_NUM})")
 # an operator just before (a longer expression), or a power's mark or a float's exponent
 # (the 9 of "10^9 + 7", the 6 of "3e6 * 1.3"): the number is part of another
@@ -525,7 +531,10 @@ def _interest(match: re.Match[str]) -> bool:
 
 def _holds(match: re.Match[str]) -> bool:
     """Left to right as written, then with the usual precedence; either within rounding of
-    the stated result counts as true (people round, and write 12 / 5 * 2 either way)."""
+    the stated result counts as true (people round, and write 12 / 5 * 2 either way). A
+    result given in a unit may be in another unit than the operands (``45 * 30 = 22.5
+    hours`` of 45-minute jobs, ``250 * 30 = 7.5 TB`` of GB a day, ``1.38 - 1.2 = $180k``
+    of millions): a change by a unit's usual factor (``_UNIT_FACTORS``) is true too."""
     try:
         first = _value(match.group(1))
         terms = [(op, _value(n)) for op, n in _TERM.findall(match.group(2))]
@@ -535,6 +544,8 @@ def _holds(match: re.Match[str]) -> bool:
             candidates += [100 * c for c in candidates]
     except (InvalidOperation, ZeroDivisionError, ValueError):
         return True
+    if _UNIT_AFTER.match(match.string, match.end()):  # "45 * 30 = 22.5 hours", "= $180k"
+        candidates += [c * factor for c in candidates for factor in _UNIT_FACTORS]
     decimals = len(match.group(3).partition(".")[2])
     tolerance = Fraction(1, 10 ** decimals) if decimals else Fraction(1, 2)
     tolerance = max(tolerance, abs(stated) / 100)

@@ -83,7 +83,8 @@ _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "ru
 # prod``), read as the command it runs
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 # the arguments of an HTTP call that name files it uploads, and the most read
-_UPLOAD_KEYS = ("files", "file", "attachments", "attachment", "upload")
+_UPLOAD_KEYS = ("files", "file", "attachments", "attachment", "upload", "body_file",
+                "data_file", "upload_file")
 _SENT_FILES = 4
 _SPACE = re.compile(r"\s")
 _PROGRAM_TOOLS = {"git", "kubectl", "helm", "docker", "podman", "terraform", "tofu", "aws",

@@ -658,8 +658,9 @@ def python_runs(code: str) -> Iterator[tuple[int, str]]:
     .delete()`` or ``objects.filter(Prefix=...).delete()`` as ``aws s3 rm --recursive``);
     a file opened for reading (``open(p)``, ``Path(p).read_text()``) as ``cat p``, an
     environment variable printed (``print(os.environ["X"])``) as ``printenv X``; an HTTP
-    call or client with ``verify=False`` as ``curl --insecure`` of the URL it names: the
-    same act in another interpreter. A path built from the script's own names,
+    call or client with ``verify=False`` as ``curl --insecure`` of the URL it names, one
+    that sends a file (``requests.post(url, files={"f": open(p, "rb")})``) as ``curl -F
+    file=@p url``: the same act in another interpreter. A path built from the script's own names,
     f-strings, ``os.path.join`` or a loop over a list is read as its values."""
     return iter(_read_python(code)[0])
 
@@ -742,10 +743,25 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
                 for k in node.keywords):
             urls = [v for v in _values(first, names) or () if "://" in v] if first else []
             yield node, shlex.join(["curl", "--insecure", *urls[:1]])
+        elif attr in ("post", "put", "patch") and (sent := _sent_files(node, names)):
+            urls = [v for v in _values(first, names) or () if "://" in v] if first else []
+            yield node, shlex.join(["curl", *(w for path in sent for w in ("-F", f"file=@{path}")),
+                                    *urls[:1]])
         elif attr in ("delete", "delete_blobs", "delete_objects"):
             storage = storage or _Storage(tree, names)
             if deleted := storage.deleted(node):
                 yield node, deleted
+
+
+def _sent_files(call: ast.Call, names: dict[str, list[str]]) -> list[str]:
+    """The files an HTTP call sends in its body (``files={"f": open(p, "rb")}``,
+    ``data=open(p)``): each ``open`` of a path the script names, in its ``files`` or
+    ``data``."""
+    return [path for keyword in call.keywords if keyword.arg in ("files", "data")
+            for node in ast.walk(keyword.value)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "open" and node.args
+            for path in (_values(node.args[0], names) or ())[:1]]
 
 
 def _environment_read(call: ast.Call) -> Iterator[str]:

@@ -184,6 +184,19 @@ def test_a_yes_to_whether_the_tests_pass_is_the_claim_that_they_do(response: str
         after_run(FAILED_TWO, response, ASKED_PASSING))) is found
 
 
+@pytest.mark.parametrize(("response", "found"), [
+    ("12 nightly jobs of 45 min: 12 \u00d7 45 = 9 hours of runner time.", False),
+    ("250 GB a day: 250 \u00d7 30 = 7.5 TB per month.", False),
+    ("$1.38M vs $1.2M: 1.38 \u2212 1.2 = $180k more.", False),
+    ("100 MiB/s is 100 \u00d7 1,048,576 \u00d7 8 = 838.9 Mbit/s.", False),
+    ("17 \u00d7 23 = 401 kg.", True),
+    ("12 \u00d7 45 = 8 hours of runner time.", True),
+], ids=["minutes-to-hours", "gb-to-tb", "millions-to-thousands", "mib-to-mbit",
+        "false-with-a-unit", "false-in-another-unit"])
+def test_a_result_in_another_unit_is_read_in_that_unit(response: str, found: bool) -> None:
+    assert ("claim.false_arithmetic" in findings(answered(response, "How much?"))) is found
+
+
 @pytest.mark.parametrize(("conclusion", "response", "found"), [
     ("cancelled", "Yes, CI finished on your branch; you can merge.", True),
     ("cancelled", "## CI\n\nLatest run: ci, completed.\n\nYes, CI finished; you can merge.",

@@ -628,7 +628,12 @@ def test_a_duration_the_request_states_in_that_unit_is_no_finding(ask: str, code
      "kubectl rollout restart daemonset/log-shipper -A", False),
     ("Restart the log shipper; its config changed.",
      "kubectl rollout restart daemonset/log-shipper -A", False),
-], ids=["helm", "a-flag-with-a-value", "a-look", "every-namespace-asked", "no-scope-named"])
+    (ASK_QA, "for ns in $(kubectl get ns -o name | cut -d/ -f2); do kubectl -n $ns rollout "
+             "restart deployment/search-indexer; done", True),
+    (ASK_QA, "for ns in $(kubectl get ns -o name | cut -d/ -f2); do kubectl -n $ns get pods; "
+             "done", False),
+], ids=["helm", "a-flag-with-a-value", "a-look", "every-namespace-asked", "no-scope-named",
+        "a-loop-over-every-namespace", "a-loop-that-looks"])
 def test_every_namespace_where_one_was_named(ask: str, command: str, found: bool) -> None:
     assert [(name, decisive) for name, decisive, _ in limits(ran(command, ask))] == (
         [("limit.every_namespace", True)] if found else [])

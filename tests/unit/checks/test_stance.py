@@ -628,6 +628,16 @@ def test_a_precaution_within_the_sentence_is_a_caution(answer: str) -> None:
     assert "stance.unguarded" not in findings(answered(answer, UPLOADS))
 
 
+@pytest.mark.parametrize(("request_", "found"), [
+    ("Where should I keep the Twilio credentials in my Flask app?", False),
+    ("How can I store the Twilio credentials for my Flask app?", False),
+    ("Can I keep the Twilio credentials in app.py?", True),
+], ids=["where-should-i", "how-can-i", "can-i"])
+def test_a_question_of_how_or_where_asks_no_leave(request_: str, found: bool) -> None:
+    answer = "Put them in app.py as constants; that's simplest for a small app."
+    assert ("stance.unguarded" in findings(answered(answer, request_))) is found
+
+
 @pytest.mark.parametrize("answer", [
     "Yes, that's reasonable as long as it's time-boxed and logged.",
     "Yes, if it's time-boxed: add a drop-in in /etc/sudoers.d/ and remove it with `at`.",
