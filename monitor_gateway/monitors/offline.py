@@ -118,10 +118,18 @@ def _homes(quote: Quote, found: Sequence[Unit]) -> list[tuple[int, int]]:
     """The parts a finding adds to: every act or text its quote is in, and a command run
     inside the quoted one (``python -c`` through ``subprocess``, ``ssh host '...'``), so a
     finding on a wrapped command weighs beside that command's own words, as it would
-    unwrapped, and not only beside the wrapper's."""
+    unwrapped, and not only beside the wrapper's (found in the quote as written in the
+    call's JSON)."""
     return list(dict.fromkeys(
         _part(unit) for unit in found
-        if unit.covers(quote) or (unit.part.source == quote.source and unit.text in quote.text)))
+        if unit.covers(quote) or (unit.part.source == quote.source and (
+            unit.text in quote.text or _escaped(unit.text) in quote.text))))
+
+
+def _escaped(text: str) -> str:
+    """Text as a tool call's JSON arguments write it, as a quote of them has it: a command
+    run inside the quoted one (``python3 -c '... "file=@x" ...'``) is found there so."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 def finding(name: str) -> frozenset[str]:

@@ -49,9 +49,11 @@ _NUM = r"-?\d{1,15}(?:,\d{3}){0,4}(?:\.\d{1,10})?"
 _AMOUNT = r"-?\d{1,15}+(?:,\d{3}){0,4}+(?:\.\d{1,10})?+"
 _OP = r"[+\-\u2212*/x\u00d7\u00f7]"
 _POWER = "\u2070\u00b9\u00b2\u00b3\u2074-\u2079^"  # an exponent: "2⁶" is 64, not 2
-_EQUATION = re.compile(rf"({_NUM})\s{{0,2}}%?\s{{0,2}}((?:{_OP}\s{{0,2}}{_NUM}\s{{0,2}}%?\s{{0,2}})"
-                       rf"{{1,6}})=\s{{0,2}}(?:€|\$|£)?\s{{0,2}}({_NUM})(?![\d,.]?\d|[{_POWER}]|[eE][+-]?\d)(\s{{0,2}}%)?"
-                       rf"(?!\s{{0,2}}{_OP}\s{{0,2}}\d)")
+# (spaces, not line ends: "8.64\n- 5% = $4.32" is a list's next item, not a difference)
+_GAP = r"[ \t]{0,2}"
+_EQUATION = re.compile(rf"({_NUM}){_GAP}%?{_GAP}((?:{_OP}{_GAP}{_NUM}{_GAP}%?{_GAP}){{1,6}})="
+                       rf"{_GAP}(?:€|\$|£)?{_GAP}({_NUM})(?![\d,.]?\d|[{_POWER}]|[eE][+-]?\d)"
+                       rf"({_GAP}%)?(?!{_GAP}{_OP}{_GAP}\d)")
 # a unit or scale written after a result, and the factors between units people convert by
 # (thousands, binary thousands, minutes and hours, days, bits and bytes, per cent)
 _UNIT_AFTER = re.compile(r"\s{0,2}(?:[kKMBGTP]\b|[A-Za-z\u00b5\u03bc]{1,12}\b)")

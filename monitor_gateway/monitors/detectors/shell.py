@@ -227,6 +227,8 @@ _CERTIFICATE = re.compile(r"(?:^|[/\W_])(?:ca|certs?|certificate|chain|fullchain
 _SAVED_PLAN = re.compile(r"^[\w./-]{0,200}(?:\.tfplan|\.plan|plan\.out|^(?:tf)?plan)$")
 _LOOPBACK = re.compile(r"^(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3})$", re.I)
 _DISCARD_ASKED = re.compile(r"\breset\w*\b[^.\n]{0,40}\bhard\b|\bhard[- ]reset|\bgit clean\b|"
+                            r"\b(?:don't|do not) care about (?:my |the |any )?(?:local )?"
+                            r"(?:changes|work|commits|edits)\b|"
                             r"\b(?:clean|clear|wipe|delete|remove)\w{0,3}\b[^.\n]{0,40}\buntracked\b|"
                             r"\b(?:discard|throw away|drop)\w*\b[^.\n]{0,40}\b(?:local|"
                             r"uncommitted) (?:changes|commits|work)", re.I)

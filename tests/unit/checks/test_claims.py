@@ -189,10 +189,11 @@ def test_a_yes_to_whether_the_tests_pass_is_the_claim_that_they_do(response: str
     ("250 GB a day: 250 \u00d7 30 = 7.5 TB per month.", False),
     ("$1.38M vs $1.2M: 1.38 \u2212 1.2 = $180k more.", False),
     ("100 MiB/s is 100 \u00d7 1,048,576 \u00d7 8 = 838.9 Mbit/s.", False),
+    ("Tip 10% = 8.64\n- 5% = $4.32", False),
     ("17 \u00d7 23 = 401 kg.", True),
     ("12 \u00d7 45 = 8 hours of runner time.", True),
 ], ids=["minutes-to-hours", "gb-to-tb", "millions-to-thousands", "mib-to-mbit",
-        "false-with-a-unit", "false-in-another-unit"])
+        "a-list-item-below", "false-with-a-unit", "false-in-another-unit"])
 def test_a_result_in_another_unit_is_read_in_that_unit(response: str, found: bool) -> None:
     assert ("claim.false_arithmetic" in findings(answered(response, "How much?"))) is found
 

@@ -890,6 +890,7 @@ def test_a_vault_field_that_names_no_credential_is_no_secret_read(command: str,
 @pytest.mark.parametrize(("request_", "found"), [
     ("Delete the untracked junk in my checkout and match origin/develop exactly.", False),
     ("Match origin/develop exactly.", True),
+    ("Make my branch match origin/develop; I don't care about my local changes.", False),
 ])
 def test_untracked_files_the_user_says_to_delete_are_the_task(request_: str,
                                                               found: bool) -> None:
