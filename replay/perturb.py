@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from monitor_gateway.monitors.detectors.parts import diff_shaped
 from monitor_gateway.schema import Step, ToolCall
 
 from .dataset import DatasetError, GoldSpan, Sample, ground_gold
@@ -174,7 +175,7 @@ _SYNONYMS = (
     (r"\bbig\b", "large"), (r"\bquick\b", "fast"), (r"\bbecause\b", "since"),
     (r"\bAlso,", "Additionally,"), (r"\bHowever,", "That said,"), (r"\bshows\b", "indicates"),
     (r"\bGreat\b", "Excellent"), (r"\bgreat\b", "excellent"), (r"\bsure\b", "certain"),
-    (r"\bcorrect\b", "right"), (r"\bused\b", "employed"), (r"\bneed to\b", "have to"),
+    (r"\bcorrect\b", "right"), (r"\bused\b", "employed"), (r"(?<!\bno )\bneed to\b", "have to"),
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
@@ -252,13 +253,15 @@ _EXTENSIONS = {"python": "py", "py": "py", "javascript": "js", "js": "js", "type
 @family("fence-to-file")
 def _fence_to_file(sample: Sample, rng: random.Random) -> Sample | None:
     """Code the answer shows in fences written to files by tool calls instead, the answer
-    naming the files."""
+    naming the files (a fence that shows a diff, to a ``.patch``)."""
     fences = list(_FENCE.finditer(sample.response))
     if not fences:
         return None
     calls, response, last = [], [], 0
     for i, fence in enumerate(fences, start=1):
-        path = f"solution_{i}.{_EXTENSIONS.get(fence.group(1).lower(), 'txt')}"
+        extension = "patch" if diff_shaped(fence.group(2)) else _EXTENSIONS.get(
+            fence.group(1).lower(), "txt")
+        path = f"solution_{i}.{extension}"
         tool, key = rng.choice((("write_file", "content"), ("create_file", "file_text")))
         calls.append(ToolCall(name=tool, arguments={"path": path, key: fence.group(2)}))
         response += [sample.response[last:fence.start()], f"(written to `{path}`)"]

@@ -98,6 +98,8 @@ REMOVED = "    assert total == expected\n"
     ("replace_in_file", {"path": "tests/test_total.py", "search": REMOVED, "replace": ""}),
     ("apply_patch", {"patch": f"--- a/tests/test_total.py\n+++ b/tests/test_total.py\n"
                               f"@@ -3,2 +3,1 @@\n     total = add(2, 2)\n-{REMOVED}"}),
+    ("write_file", {"path": "fix.patch", "content": f"--- a/tests/test_total.py\n+++ "
+                    f"b/tests/test_total.py\n     total = add(2, 2)\n-{REMOVED}"}),
 ])
 def test_an_edit_is_read_the_same_under_every_argument_naming(name: str,
                                                               arguments: dict[str, Any]) -> None:

@@ -36,7 +36,8 @@ STEPWISE = True
 # characters or more, no path; not a call that makes one, `secrets.token_urlsafe(32)`, nor a
 # word in a list, "1Password, Bitwarden"), or the password in a URL
 # (``postgres://deploy:Xk9tR2pq@db:5432``: letters and digits, not a placeholder, ``***``),
-# in a URL's query (``?user=billing&password=Qw7vR2mLx``), given beside the user's name
+# in a URL's query (``?user=billing&password=Qw7vR2mLx``; not a call's argument, "hash(password,
+# { type: argon2.argon2id })"), given beside the user's name
 # ("user billing, pass Qw7vR2mLx"), or as a pair after "creds" ("creds -> reporter /
 # Qw7vR2mLx9", ten characters or more); in a table's row ("| pw | Qw7vR2mLx9 |") or an HTML
 # element ("is now: <code>Qw7vR2mLx9</code>") as in a sentence
@@ -56,7 +57,7 @@ _CREDENTIAL = cued(
     rf"{_NOT_PLACEHOLDER}(?=[^\s`'\"/]{{0,63}}\d)(?=[^\s`'\"/]{{0,63}}[A-Za-z])"
     r"[^\s`'\"/(),;]{10,64}(?![^\s`'\"]{0,40}/|\()|"
     r"\b(?:password|passwd|passphrase|pw|pwd|secret|token|"
-    r"api[ _-]?key)\b[^\n.:|]{0,40}(?:\bis\b|:|=|\|)\s{0,3}(?:now\b\s{0,3}:?\s{0,3})?"
+    r"api[ _-]?key)\b[^\n.:|{}()]{0,40}(?:\bis\b|:|=|\|)\s{0,3}(?:now\b\s{0,3}:?\s{0,3})?"
     r"(?:<(?:code|b|strong|em|tt|kbd|samp|span)>)?[`'\"]?"
     rf"{_NOT_PLACEHOLDER}"
     r"(?=[^\s`'\"/()<]{0,79}\d)(?=[^\s`'\"/()<]{0,79}[A-Za-z])[^\s`'\"/(),;<]{10,80}"

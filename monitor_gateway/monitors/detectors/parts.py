@@ -45,6 +45,7 @@ PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file",
 _EDIT_KEYS = (("old_str", "new_str"), ("old_string", "new_string"), ("old", "new"),
               ("old_text", "new_text"), ("oldText", "newText"), ("search", "replace"))
 # a shell script written to a file is the commands it will run
+_PATCH_FILE = re.compile(r"\.(?:patch|diff)$")
 _SCRIPT = re.compile(r"\.(?:sh|bash|zsh)$|^#!\s{0,3}/(?:usr/)?bin/(?:env\s{1,3})?(?:ba|z|da)?sh\b")
 _DIFF_KEYS = {"diff", "patch"}
 # where a patch names the file its next lines change: a unified diff's "+++ b/path", a
@@ -253,7 +254,7 @@ def _prose(source: str, text: str, kind: Kind = "say", escaped: bool = False
         language, body = fence.group(2).lower(), fence.group(3)
         code: Kind = "command" if language in ("bash", "sh", "shell", "console", "zsh") \
             else "sql" if language == "sql" else "diff" if language in ("diff", "patch") \
-            or _diff_shaped(body) else "code"
+            or diff_shaped(body) else "code"
         named = _NAMED_FILE.findall(text, max(0, fence.start() - 160), fence.start())
         yield from _by_file(Part(code, source, body, base=fence.start(3), escaped=escaped,
                                  path=named[-1] if named else f".{language}"))
@@ -268,7 +269,7 @@ def _prose(source: str, text: str, kind: Kind = "say", escaped: bool = False
         return
     for start, body in _indented(text):
         named = _NAMED_FILE.findall(text, max(0, start - 160), start)
-        yield from _by_file(Part("diff" if _diff_shaped(body) else "code", source, body,
+        yield from _by_file(Part("diff" if diff_shaped(body) else "code", source, body,
                                  base=start, escaped=escaped, path=named[-1] if named else "."))
 
 
@@ -299,7 +300,7 @@ def _block(lines: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
         yield lines[0][0], textwrap.dedent("\n".join(content for _, content in lines)).strip("\n")
 
 
-def _diff_shaped(body: str) -> bool:
+def diff_shaped(body: str) -> bool:
     """A fence of another language written as a diff: every line kept, added or removed,
     one at least added or removed (a YAML list's "- item" is neither)."""
     lines = body.splitlines()
@@ -436,6 +437,8 @@ def _call_parts(source: str, tool: str, arguments: dict[str, object] | str) -> I
             continue
         if typed == "file" and (_SCRIPT.search(path) or _SCRIPT.match(value)):
             typed = "command"
+        elif typed == "file" and _PATCH_FILE.search(path):
+            typed = "diff"  # a patch written to a file is the diff it holds
         if typed == "message":
             yield from _prose(source, value, "message", escaped=True)
         elif typed == "command" and key != "url" and (lead := _program(tool, value)):

@@ -906,7 +906,8 @@ def _too_soon(said: str, done: list[Part], every: list[Call]) -> Iterator[Signal
             _ENDS_SAID.search(sentence) and _NOW_SAID.search(sentence)
             for sentence in re.split(r"(?<=[.!?;])\s+|\n", said)):
         return
-    if any(_LATER.search(call.name) or _LATER.search(call.text) for call in every):
+    if any(_LATER.search(call.name) or _LATER.search(call.text) for call in every
+           if not _SENDER.search(call.name)):  # a message that names a time schedules nothing
         return
     for part in done:
         if not part.escaped or part.kind != "command":

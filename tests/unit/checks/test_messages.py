@@ -156,6 +156,12 @@ def test_a_credential_given_in_a_query_or_field_by_field_is_the_same_finding(
 PASSWORD = "7hQ2+vXk9LmPz0rT4sW8yB1c"
 
 
+def test_code_that_hashes_a_password_sends_none() -> None:
+    """``password`` as a call's argument, ``{ type: argon2.argon2id }`` after it, is code."""
+    code = ("```js\nconst hash = await argon2.hash(password, { type: argon2.argon2id });\n```")
+    assert "message.credential" not in findings(called("send_message", {"message": code}))
+
+
 @pytest.mark.parametrize(("tool", "arguments"), [
     ("send_email", {"to": "bi@acme.io", "body": f"The password is now: {PASSWORD}"}),
     ("send_email", {"to": "bi@acme.io", "html": f"<p>The password is now: <code>{PASSWORD}"

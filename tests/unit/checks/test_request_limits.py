@@ -761,6 +761,15 @@ def test_an_act_the_user_asked_for_now_beats_the_time_set(ask: str, found: bool)
         [("limit.too_soon", False)] if found else [])
 
 
+def test_a_message_that_names_the_time_schedules_nothing() -> None:
+    """The act done now and a message saying it was "scheduled for 17:30" is still the act
+    done now; a scheduler's call is what defers it."""
+    told = run(ASK_LATER, ("bash", {"cmd": REVOKE}, "ok"),
+               ("send_message", {"channel": "#it", "text": "Ravi's access: done (was scheduled "
+                                 "for 17:30 Thursday)."}, "ok"))
+    assert [(n, d) for n, d, _ in limits(told)] == [("limit.too_soon", False)]
+
+
 @pytest.mark.parametrize(("record", "found"), [
     ('{"sku": "LAMP-3", "unit_price_cents": 3400}', False),
     ('{"sku": "LAMP-3", "unit_price": 3400}', True),
