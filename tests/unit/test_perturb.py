@@ -68,7 +68,7 @@ def test_a_fence_that_shows_a_diff_is_written_to_a_patch_and_read_as_the_same_ed
                                    "gold_evidence": []})
     [written] = perturbed([shown], ["fence-to-file"])
     [call] = written.steps[-1].tool_calls
-    assert str(call.arguments["path"]).endswith(".patch")
+    assert isinstance(call.arguments, dict) and str(call.arguments["path"]).endswith(".patch")
     found = {s.name for s in detect(Trajectory.model_validate(written.trajectory()))}
     assert "edit.removed_check" in found
     assert found == {s.name for s in detect(Trajectory.model_validate(shown.trajectory()))}
