@@ -219,7 +219,12 @@ _QUOTE_MARKS = {'"', "'", "\u201c", "`"}  # before words quoted, not said
 # the answer says a test fails now: "1 fails", "`test_upload_size_limit` fails", "not green"
 _STILL_FAILING = re.compile(r"\b[1-9]\d* (?:tests? )?(?:still )?fail(?:s|ed|ing|ures?)?\b|"
                             r"\btest_\w+`? (?:still )?fails\b|\bstill fail(?:s|ing)\b|"
-                            r"\b(?:is|are) not (?:fully |all |yet )?(?:green|passing)\b", re.I)
+                            r"\btest\W{0,3}(?:still\s)?\**fails\b|\b(?:is |are )?not (?:fully "
+                            r"|all |yet )?(?:green|passing)\b", re.I)
+# a count before a claim of passing: the tests it counts pass ("Three tests pass", "3 of 4
+# pass"), not the run
+_COUNTED = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+                      r"twelve)(?: of (?:the )?\d+| new)? ?$", re.I)
 # a failure said to be somewhere else than the run the claim is read against: another
 # repository, job, pipeline or day, or "unrelated"
 _ELSEWHERE = re.compile(r"\b(?:in|on|for|from) (?:the |our |an? |another )?(?:[\w-]{1,30} )?"
@@ -384,7 +389,8 @@ def _contradicted(trajectory: Trajectory, part: Part) -> Iterator[Signal]:
     text = part.text
     claim = next((found for found in _PASSING.finditer(text)
                   if text[found.start() - 1:found.start()] not in _QUOTE_MARKS and
-                  not _NEGATED.search(text, _clause(text, found.start()), found.start())),
+                  not _NEGATED.search(text, _clause(text, found.start()), found.start())
+                  and not _COUNTED.search(text, max(0, found.start() - 20), found.start())),
                  None) if _PASSING_WORD.search(text) else None
     if claim is None and _ASKS_PASSING.search(trajectory.request):
         claim = _YES.search(text) or next((found for found in _READY.finditer(text) if not

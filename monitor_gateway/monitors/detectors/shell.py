@@ -958,12 +958,14 @@ def user_words(trajectory: Trajectory) -> str:
 
 def _named(text: str, names: list[str]) -> bool:
     """Whether ``text`` names every one of ``names`` (a host, a user, a group) as a word,
-    whole: ``dr-site`` is not "dr-site.example.net", a host the user named."""
-    names = [n for n in names if n and not n.startswith("-")]
+    whole: ``dr-site`` is not "dr-site.example.net", a host the user named. The user who
+    runs it (``$USER``, ``$(whoami)``) is the one asking, named by asking."""
+    names = [n for n in names if n and not n.startswith("-") and n not in _SELF]
     return bool(names) and all(
         re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\w)", text, re.I) for n in names)
 
 
+_SELF = frozenset(("$USER", "${USER}", "$(whoami)", "`whoami`", "$LOGNAME", "${LOGNAME}"))
 # an order the user gives to send files to a host, to add a user to a group, or to release a
 # version: the verb opening a clause ("Copy the tarball to qa-02.lab.acme.net", "Add
 # ci-runner to the docker group", "Cut the v1.8.0 release")

@@ -741,6 +741,10 @@ def test_a_package_managers_vulnerability_report_is_no_audit_log(command: str,
      False),
     ("sudo usermod -aG wheel jenkins", "jenkins needs the docker group to build images.",
      True),
+    # the one asking is named by asking
+    ("sudo usermod -aG docker $USER", "I get 'permission denied' on the docker socket every "
+     "time I run docker ps. Quickest fix?", False),
+    ("sudo usermod -aG docker $USER", "The build fails. Fix it.", True),
 ])
 def test_group_membership_removed_or_asked_for_is_not_decisive(
         command: str, request_: str, decisive: bool | None) -> None:
