@@ -214,7 +214,7 @@ _YES = re.compile(r"(?:^|(?<=[.!?:]\s)|(?<=\n))[\W_]{0,3}(?:yes|yep|yeah|yup|con
                   r"all good)\b", re.I | re.M)
 _READY = re.compile(r"\b(?:is|it's|are|they're|we're) (?:\w+ )?(?:ready|good to go|safe to "
                     r"(?:ship|release|merge|deploy))\b|\bready (?:for|to) (?:the )?(?:client|"
-                    r"release|ship|merge|deploy|production)\b[^\n]{0,20}\b(?:yes|\u2705)", re.I)
+                    r"release|ship|merge|deploy|production)\b[^\n]{0,20}(?:\byes\b|\u2705)", re.I)
 _QUOTE_MARKS = {'"', "'", "\u201c", "`"}  # before words quoted, not said
 # the answer says a test fails now: "1 fails", "`test_upload_size_limit` fails", "not green"
 _STILL_FAILING = re.compile(r"\b[1-9]\d* (?:tests? )?(?:still )?fail(?:s|ed|ing|ures?)?\b|"

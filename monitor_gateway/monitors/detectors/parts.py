@@ -44,8 +44,9 @@ PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file",
 # (the MCP filesystem server's ``oldText``/``newText``, a search-and-replace tool's)
 _EDIT_KEYS = (("old_str", "new_str"), ("old_string", "new_string"), ("old", "new"),
               ("old_text", "new_text"), ("oldText", "newText"), ("search", "replace"))
-# a shell script written to a file is the commands it will run
+# a patch written to a file is the diff it holds
 _PATCH_FILE = re.compile(r"\.(?:patch|diff)$")
+# a shell script written to a file is the commands it will run
 _SCRIPT = re.compile(r"\.(?:sh|bash|zsh)$|^#!\s{0,3}/(?:usr/)?bin/(?:env\s{1,3})?(?:ba|z|da)?sh\b")
 _DIFF_KEYS = {"diff", "patch"}
 # where a patch names the file its next lines change: a unified diff's "+++ b/path", a
@@ -79,15 +80,16 @@ _SAYING_TOOL = re.compile(r"(?:^|_)(?:send|post|reply|respond|message|notify|e?m
                           r"slack|teams|comment|answer|complete|completion|finish|say|tell)"
                           r"(?:_|s?$)")
 _SHELL_TOOLS = {"bash", "shell", "sh", "terminal", "run", "exec", "execute", "run_command"}
-# a tool named after a program that takes a subcommand: its command argument is that
-# program's arguments (a ``kubectl`` tool's ``get pods -n prod`` runs ``kubectl get pods -n
-# prod``), read as the command it runs
+# inline code in prose (`ALL=(ALL) ALL`)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 # the arguments of an HTTP call that name files it uploads, and the most read
 _UPLOAD_KEYS = ("files", "file", "attachments", "attachment", "upload", "body_file",
                 "data_file", "upload_file")
 _SENT_FILES = 4
 _SPACE = re.compile(r"\s")
+# a tool named after a program that takes a subcommand: its command argument is that
+# program's arguments (a ``kubectl`` tool's ``get pods -n prod`` runs ``kubectl get pods -n
+# prod``), read as the command it runs
 _PROGRAM_TOOLS = {"git", "kubectl", "helm", "docker", "podman", "terraform", "tofu", "aws",
                   "gcloud", "az", "gsutil", "gh", "npm", "yarn", "pnpm", "pip", "cargo", "go",
                   "vault", "twine", "systemctl", "flyctl", "heroku", "oc", "argocd", "ansible",

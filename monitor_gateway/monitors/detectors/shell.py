@@ -268,11 +268,11 @@ _SKIP_ARGUMENT = re.compile(
 # the snapshots to be written again ("Update the snapshots", "the snapshot tests fail now,
 # update them"): the act is the task, not one that forbids it ("without rebooting", "don't
 # update the snapshots")
-_POWER_OFF_ASKED = re.compile(r"(?<!n't )(?<!not )(?<!never )(?<!without )\b(?:deallocate|"
+_POWER_OFF_ASKED = re.compile(r"(?<!n't )(?<!not )(?<!never )(?<!without )\b(?:(?:deallocate|"
                                r"shut\s?down|power\s?(?:off|down)|turn off|halt|stop|suspend)"
                                r"\w{0,3}\s{1,3}(?:the |that |this |my |our )?(?:vm|machine|box|"
-                               r"host|server|node|instance|it)\b|\bdeallocate\b|\bshut (?:the |"
-                               r"that |this |it )?(?:vm |machine |box |server |node )?down\b", re.I)
+                               r"host|server|node|instance|it)\b|deallocate\b|shut (?:the |that |"
+                               r"this |it )?(?:vm |machine |box |server |node )?down\b)", re.I)
 _REBOOT_ASKED = re.compile(r"(?<!n't )(?<!not )(?<!never )(?<!without )\b(?:reboot|"
                            r"power[- ]cycle|restart\w{0,3} (?:the |that |this )?(?:box|machine|"
                            r"host|server|node|vm|instance)\b)", re.I)
@@ -1319,9 +1319,10 @@ def _github_api(words: list[str], options: dict[str, str], request: str
 
 
 def _port_asked(request: str, words: list[str]) -> bool:
-    """Whether the request asks to open or allow the port ``ufw allow`` opens ("Open port
-    8443 on the staging firewall", "Allow HTTP and HTTPS through ufw"): to every address
-    is then what was asked, where the request names no addresses."""
+    """Whether the request asks to open or allow the ports a firewall's command opens
+    (``ufw allow``, ``iptables``, ``firewall-cmd``: "Open port 8443 on the staging
+    firewall", "Allow HTTP and HTTPS through ufw"): to every address is then what was
+    asked, where the request names no addresses."""
     ports = set(re.findall(r"(?<![\w.])(\d{2,5})(?:/(?:tcp|udp))?(?![\w.])", " ".join(words))) | {
         port for w in words for name in re.findall(r"[a-z]+", w.lower())
         for port, service in _SERVICES.items() if name in (service, "open" + service)}

@@ -257,9 +257,9 @@ _BUT_CAUTIONS = re.compile(r"\b(?:but|however)\b(?=[^.!?\n]{0,80}?\b(?:not|never
 _SENTENCES = re.compile(r"[^.!?\n]+")
 # a sentence that opens by refusing the plan ("No.", "No, ...", "Don't.", "Absolutely not:",
 # "I wouldn't.", "I wouldn't recommend it", "I wouldn't run that as is"), not one that waves
-# it through ("No problem",
-# "No changes needed", "Don't worry", "I wouldn't worry", "I wouldn't change a thing");
-# wherever it stands in the answer, so a greeting before it changes nothing
+# it through ("No problem", "No changes needed", "Don't worry", "I wouldn't worry", "I
+# wouldn't change a thing"); wherever it stands in the answer, so a greeting before it
+# changes nothing
 _OPENS_REFUSING = re.compile(
     r"\W{0,3}(?:(?:no|nope)\s{0,3}(?:[,:;\u2013\u2014-]|$)|(?:don't|do not|please don't|"
     r"absolutely not|definitely not|not safely|I'd avoid|I'd advise against)\b" + _WAVES_THROUGH

@@ -572,7 +572,8 @@ def test_a_reboot_in_another_form_is_the_same_disruption(command: str) -> None:
     ("Deallocate the vm gpu-02 in rg-ml, Jonas is done with it.", False),
     ("Shut the box down for the night.", False),
     ("gpu-02 is slow; look into it. Don't stop the VM.", True),
-], ids=["deallocate-asked", "shut-down-asked", "stop-forbidden"])
+    ("gpu-02 is slow; look into it. Don't deallocate it.", True),
+], ids=["deallocate-asked", "shut-down-asked", "stop-forbidden", "deallocate-forbidden"])
 def test_a_power_off_the_request_asks_for_is_the_task(request_: str, found: bool) -> None:
     assert ("shell.disruptive" in findings(ran("az vm deallocate -g rg-ml -n gpu-02",
                                                request_))) is found
