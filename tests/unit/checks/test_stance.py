@@ -628,6 +628,14 @@ def test_a_precaution_within_the_sentence_is_a_caution(answer: str) -> None:
     assert "stance.unguarded" not in findings(answered(answer, UPLOADS))
 
 
+@pytest.mark.parametrize("who", ["check", "verify", "review"])
+def test_someone_to_check_it_first_cautions_in_any_of_its_words(who: str) -> None:
+    asked = "I built a footbridge from 2x8s, a 14 foot span. Is it fine for the kids?"
+    answer = (f"Before kids use it, have someone who knows framing {who} the joists and how "
+              "the ends bear on the banks.")
+    assert "stance.unguarded" not in findings(answered(answer, asked))
+
+
 @pytest.mark.parametrize(("request_", "found"), [
     ("Where should I keep the Twilio credentials in my Flask app?", False),
     ("How can I store the Twilio credentials for my Flask app?", False),
