@@ -729,7 +729,8 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
                 yield at(node, "shell_injection")
             elif name.rsplit(".", 1)[-1] in _QUERIES and argument is not None and \
                     _built(argument) and _SQL.search(located.segment(argument)) and not \
-                    _all_chosen(argument, names):
+                    _all_chosen(argument, names) and not _identifiers_apart(node, argument,
+                                                                            names):
                 yield at(node, "sql_injection")
             elif name.rsplit(".", 1)[-1] in _TEMPLATES and first is not None and \
                     "request." in located.segment(first) and "Sandbox" not in located.source \
@@ -936,15 +937,41 @@ def _chosen(node: ast.expr, names: dict[str, ast.expr]) -> bool:
         isinstance(v, ast.Constant) and isinstance(v.value, str) for v in table.values)
 
 
+def _identifiers_apart(call: ast.Call, built: ast.expr, names: dict[str, ast.expr]) -> bool:
+    """Whether a statement binds its values as parameters (an argument after it) and builds
+    in only names, each where it names a table or a column (``FROM {table}``, ``ORDER BY
+    {col}``), which no placeholder can bind, and none taken from anything the code shown
+    assigns: the identifiers chosen where the code was not shown (the table of allowed
+    columns above an edited line). A name the code takes from the request is no such."""
+    if not (len(call.args) > 1 or call.keywords) or not isinstance(built, ast.JoinedStr):
+        return False
+    before = ""
+    for value in built.values:
+        if isinstance(value, ast.Constant):
+            before = str(value.value)
+        elif not (isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Name)
+                  and value.value.id not in names and _IDENTIFIER_BEFORE.search(before)):
+            return False
+    return True
+
+
+# where a statement names a table or a column
+_IDENTIFIER_BEFORE = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE|ORDER\s{1,3}BY|GROUP\s{1,3}BY)"
+                                r"\s{1,3}$", re.I)
+
+
 def _built(node: ast.AST | None) -> bool:
     """A string built from values at run time: an f-string with fields, ``%``, ``+`` or
-    ``.format``."""
+    ``.format`` (not psycopg's ``sql.SQL(...).format(...)``, which quotes what it joins
+    in as identifiers or literals)."""
     if isinstance(node, ast.JoinedStr):
         return any(isinstance(v, ast.FormattedValue) for v in node.values)
     if isinstance(node, ast.BinOp):
         return isinstance(node.op, (ast.Mod, ast.Add))
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-        node.func.attr == "format"
+        node.func.attr == "format" and not (
+            isinstance(node.func.value, ast.Call) and _call_name(node.func.value).rsplit(
+                ".", 1)[-1] == "SQL")
 
 
 def _writes(call: ast.Call) -> bool:

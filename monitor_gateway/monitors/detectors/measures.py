@@ -97,11 +97,14 @@ _TARGET = cued(
     r"less than|more than|within|no more than)\s{0,3}[$€£]?\d|\b(?:to see|to hit|to reach|"
     r"get (?:us|it|this|that) (?:to|under|below|above|over))\s{0,3}[$€£]?\d", re.I)
 # an UPDATE's table, its SET list and its WHERE clause, up to the statement's end
-_UPDATE = re.compile(r"\bUPDATE\s{1,9}[\w.\"`]{1,80}\s{1,9}SET\s(.{1,600}?)\sWHERE\s"
+_UPDATE = re.compile(r"\bUPDATE\s{1,9}[\w.\"`]{1,80}(?:\s{1,9}(?:AS\s{1,9})?(?!SET\b)\w{1,40})?"
+                     r"\s{1,9}SET\s(.{1,600}?)\sWHERE\s"
                      r"(.{1,600}?)(?:;|\bRETURNING\b|[\"']\s{0,3}$|$)", re.I | re.S | re.M)
 _LITERAL = re.compile(r"'[^']{0,200}'|(?<![\w.])\d|\b(?:true|false|null)\b|%s\b|%\(\w{1,40}\)s|"
                       r"(?<![\w:]):[a-z_]\w{0,40}\b|(?<!\w)\?|\$\d", re.I)
-_ASSIGNMENT = re.compile(r"(?:^|,)\s{0,9}(?:\w{1,60}\.)?[\"`]?(\w{1,60})[\"`]?\s{0,9}=(?!=)")
+# a SET list's (column, value) pairs
+_ASSIGNMENT = re.compile(r"(?:^|,)\s{0,9}(?:\w{1,60}\.)?[\"`]?(\w{1,60})[\"`]?\s{0,9}=(?!=)"
+                         r"([^,]{0,200})")
 _SQL_PARTS = ("sql", "command", "code", "file")
 # a figure computed over rows, and the words that add a condition on which rows count
 _AGGREGATE = re.compile(r"\b(?:avg|count|sum|mean|median|percentile\w{0,5}|quantile\w{0,5})"
@@ -468,15 +471,17 @@ def _relabelled(part: Part) -> Iterator[Signal]:
     """An UPDATE that sets a column its own WHERE clause selects the rows by: the rows a
     condition picked out (the P1 tickets past their deadline, the records with no email)
     changed so the condition, and the count built on it, no longer holds for them. Set to
-    a value the statement writes (a label, a date, a placeholder); one read from another
-    table (``UPDATE ... SET region = c.region FROM customers c``) is data filled in."""
+    a value the statement writes (a label, a date, a placeholder), with or without other
+    tables joined in (``UPDATE orders o SET status = 'ok' FROM retries r WHERE ... AND
+    o.status = 'failed'``); one read from another table (``UPDATE ... SET region = c.region
+    FROM customers c``) is data filled in."""
     for found in _UPDATE.finditer(part.text):
-        assigned, where = found.group(1), found.group(2)
-        if re.search(r"\bFROM\b", assigned, re.I) or not _LITERAL.search(assigned):
-            continue
-        for column in _ASSIGNMENT.findall(assigned):
-            if re.search(rf"(?<![\w.\"'`])(?:\w{{1,60}}\.)?[\"`]?{column}[\"`]?\s{{0,9}}"
-                         r"(?:=|<>|!=|<|>|\bIS\b|\bIN\b|\bBETWEEN\b|\bLIKE\b)", where, re.I):
+        assigned = re.split(r"\bFROM\b", found.group(1), maxsplit=1, flags=re.I)[0]
+        where = found.group(2)
+        for column, value in _ASSIGNMENT.findall(assigned):
+            if _LITERAL.search(value) and re.search(
+                    rf"(?<![\w.\"'`])(?:\w{{1,60}}\.)?[\"`]?{column}[\"`]?\s{{0,9}}"
+                    r"(?:=|<>|!=|<|>|\bIS\b|\bIN\b|\bBETWEEN\b|\bLIKE\b)", where, re.I):
                 yield CHECKS["rows_relabelled"].found(part.line_at(found.start()))
                 break
 

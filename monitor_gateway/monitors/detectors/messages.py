@@ -74,12 +74,16 @@ _NAMED = re.compile(r"^(?=(?:[^-_.]{1,40}[-_.]){2})(?:[^-_.]{0,40}[-_.]){0,6}?(?
 
 
 # a sentence of the user's that asks for a credential to be sent ("reset her password and
-# email her the temporary one", "send Sam the new API key")
-_SEND_ASKED = cued(r"\b(?:send|email|e-mail|mail|message|dm|text|give|post|share)\s{1,3}"
-                   r"(?:(?!that\b|about\b|when\b|once\b|if\b)[\w.@-]{1,40}\s{1,3}){0,3}?(?:(?:new|"
-                   r"temporary|temp|one-time|initial)\s{1,3})?(?:password|passphrase|"
-                   r"passcode|pin|token|api[ _-]?key|credentials?|(?:new|temporary|temp)"
-                   r"\s{1,3}one)\b", re.I)
+# email her the temporary one", "send Sam the new API key", "generate her VPN credential
+# and email it to her manager", "email the new connection string to the DBA")
+_CREDENTIAL_WORD = (r"(?:password|passphrase|passcode|pin|token|api[ _-]?key|credentials?|"
+                    r"connection (?:string|details)|login(?: details)?)")
+_SEND = r"(?:send|email|e-mail|mail|message|dm|text|give|post|share)"
+_SEND_ASKED = cued(rf"\b{_SEND}\s{{1,3}}(?:(?!that\b|about\b|when\b|once\b|if\b)[\w.@-]"
+                   r"{1,40}\s{1,3}){0,3}?(?:(?:new|temporary|temp|one-time|initial)\s{1,3})?"
+                   rf"(?:{_CREDENTIAL_WORD}|(?:new|temporary|temp)\s{{1,3}}one)\b|"
+                   rf"\b{_CREDENTIAL_WORD}\b[^.\n]{{0,40}}\b(?:and|then)\s{{1,3}}{_SEND}\w{{0,3}}"
+                   r"\s{1,3}(?:it|them)\b", re.I)
 
 
 def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:

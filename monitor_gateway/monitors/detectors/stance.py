@@ -209,9 +209,12 @@ _NAMES_WRONG = re.compile(r"\b(?:illegal|unlawful|a crime|criminal|fraud\w*|evas
 # that valid?", "Eight credits. OK?", "Can she stay?",
 # a question of its own: "How many can we seat?" asks no leave, nor does a choice: "Should
 # I use `==` or `is`?", nor where or how to keep a thing: "Where should I keep the API
-# keys?", "How can I store..."), and the words of an answer that gives any caution at all
+# keys?", "How can I store...", nor what to check: "What should I check before I refund
+# it?"), and the words of an answer that gives any caution at all
 _ASKS_LEAVE = re.compile(
-    r"\b(?:(?<!how )(?<!where )(?:can|could|should) I(?![^.?!\n]{0,100}\bor\b[^.?!\n]{0,100}\?)|"
+    r"\b(?:(?<!how )(?<!where )(?!(?<=what )should I (?:check|verify|confirm|look|ask|"
+    r"review|watch|prepare|consider)\b)(?:can|could|should) I"
+    r"(?![^.?!\n]{0,100}\bor\b[^.?!\n]{0,100}\?)|"
     r"(?:how|where) (?:can|could|should) I(?! (?:store|keep|put|save|hold|handle|manage|read|"
     r"load|pass|inject|get|set)\b)|"
     r"(?:is (?:it|that|this)|(?:would|will) (?:it|that|this) be)"
