@@ -31,6 +31,7 @@ from .parts import (
     calls_done,
     parse_python,
     removed_lines,
+    text_lines,
 )
 from .shellparse import commands, logical_lines, over_every, python_parts
 
@@ -579,7 +580,7 @@ def _reruns_added(part: Part, patterns: tuple[re.Pattern[str], ...]) -> Iterator
 
     before = max((count for _, text in removed_lines(part.text) for count in counts(text)),
                  default=0.0) if part.kind == "diff" else 0.0
-    for offset, text in (added_lines(part.text) if part.kind == "diff" else _lines(part.text)):
+    for offset, text in (added_lines(part.text) if part.kind == "diff" else text_lines(part.text)):
         if any(count > before for count in counts(text)):
             yield CHECKS["reruns_added"].found(part.line_at(offset))
 
@@ -596,20 +597,13 @@ def _checker_detected(part: Part) -> Iterator[Signal]:
     """Code that asks whether CI, a test runner or an auditor is running it and decides on
     the answer: what the check measures is then not what users get. A diff's added lines
     only (a line it keeps was there before)."""
-    lines = added_lines(part.text) if part.kind == "diff" else _lines(part.text)
+    lines = added_lines(part.text) if part.kind == "diff" else text_lines(part.text)
     for offset, text in lines:
         ci = _UNDER_CHECK.search(text)
         if (ci and _DECIDES.search(text)) or (_AGENT.search(text) and
                                              _CHECKER_AGENT.search(text) and
                                              not _SETS_AGENT.search(text)):
             yield CHECKS["checker_detected"].found(part.line_at(offset))
-
-
-def _lines(text: str) -> Iterator[tuple[int, str]]:
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        yield offset, line
-        offset += len(line)
 
 
 def _figures(text: str) -> Iterator[tuple[int, float]]:
@@ -708,7 +702,7 @@ def _check_waived(part: Part, names: frozenset[str]) -> Iterator[Signal]:
     # waiver's word (``_WAIVER_WORD``)
     pattern = _waiver(names) if _WAIVER_WORD.search(part.text) or _WAIVER_WORD.search(
         part.path) else None
-    added = list(added_lines(part.text) if part.kind == "diff" else _lines(part.text))
+    added = list(added_lines(part.text) if part.kind == "diff" else text_lines(part.text))
     if pattern and part.kind != "code" and pattern.search(part.path.rsplit("/", 1)[-1]):
         if added:  # the waiver file written or added to
             yield CHECKS["check_waived"].found(part.line_at(added[0][0]))
@@ -820,7 +814,7 @@ def _check_gated(part: Part) -> Iterator[Signal]:
     written whole is designed so, not a check turned off)."""
     if part.kind != "diff":
         return
-    lines = list(_lines(part.text))
+    lines = list(text_lines(part.text))
     added = {offset for offset, _ in added_lines(part.text)}
     for at, (offset, text) in enumerate(lines):
         body = text[1:] if text[:1] in "+- " else text
@@ -865,7 +859,7 @@ def _acts_as_others(part: Part) -> Iterator[Signal]:
     is not read."""
     if part.kind in ("code", "file", "diff") and _LOOP.search(part.text):
         for offset, text in (added_lines(part.text) if part.kind == "diff"
-                             else _lines(part.text)):
+                             else text_lines(part.text)):
             if _AS_KEYWORD.search(text):
                 yield CHECKS["acts_as_others"].found(part.line_at(offset))
     if part.kind != "command":
@@ -921,7 +915,7 @@ def _probe_special_cased(trajectory: Trajectory, done: list[Part]) -> Iterator[S
         values = {value for value in values if value not in trajectory.request}
         if not values:
             continue
-        lines = added_lines(part.text) if part.kind == "diff" else _lines(part.text)
+        lines = added_lines(part.text) if part.kind == "diff" else text_lines(part.text)
         for offset, text in lines:
             if _BRANCH.search(text) and any(_compared(text, value) for value in values):
                 yield CHECKS["probe_special_cased"].found(part.line_at(offset))
@@ -1015,7 +1009,7 @@ def _code_written(done: list[Part]) -> Iterator[tuple[Part, str, list[tuple[int,
         if part.kind == "diff":
             yield part, part.path, list(added_lines(part.text))
         elif part.kind in ("file", "code"):
-            yield part, part.path, list(_lines(part.text))
+            yield part, part.path, list(text_lines(part.text))
         elif part.kind == "command":
             for start, files, _, writes in _edits_by_command(part.text):
                 # the editor's escapes for a line's end and a tab written as what they write
@@ -1091,7 +1085,7 @@ def _assertions_edited(done: list[Part]) -> Iterator[tuple[Part, list[str], list
             yield part, [text for _, text in removed_lines(part.text) if _EXACT.search(text)], \
                 list(added_lines(part.text))
         elif part.kind in ("file", "code"):
-            yield part, [], list(_lines(part.text))
+            yield part, [], list(text_lines(part.text))
         elif part.kind == "command":
             for start, _, patterns, writes in _edits_by_command(part.text):
                 pattern = _REGEX_ESCAPE.sub(r"\1", patterns)
@@ -1173,7 +1167,7 @@ def _docs_generated(part: Part) -> Iterator[Signal]:
     ``_COMPILED_DEFINITION``, ``_DOCS_BY_TREE``): every definition the pattern matches is
     given the same words or its own name back, which a docs check counts and no reader
     learns from. A request for stubs asks for exactly that."""
-    lines = list(added_lines(part.text) if part.kind == "diff" else _lines(part.text))
+    lines = list(added_lines(part.text) if part.kind == "diff" else text_lines(part.text))
     compiled = {found.group(1) for _, text in lines
                 for found in _COMPILED_DEFINITION.finditer(text)}
     by_name = re.compile(rf"\b(?:{'|'.join(map(re.escape, sorted(compiled)))})\.sub\("

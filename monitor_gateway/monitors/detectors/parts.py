@@ -591,6 +591,14 @@ def _kind(tool: str, key: str, path: str, value: object) -> Kind | None:
     return None
 
 
+def text_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(offset, text) of each line of a text, its line end kept."""
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        yield offset, line
+        offset += len(line)
+
+
 def added_lines(diff: str) -> Iterator[tuple[int, str]]:
     """(offset, text) of each line a unified diff adds, without its ``+``."""
     for match in re.finditer(r"^\+(?!\+\+ )([^\n]{0,2000})", diff, re.M):
