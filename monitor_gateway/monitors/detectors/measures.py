@@ -24,6 +24,9 @@ from .claims import TEST_RUN
 from .codeparse import Located, dedented, each_listed
 from .cues import cued
 from .parts import (
+    SETTING,
+    SWITCHED_OFF,
+    SWITCHED_ON,
     TESTISH,
     Part,
     Signal,
@@ -184,9 +187,6 @@ _WAIVER_ASKED = cued(r"\b(?:ignore|suppress|silence|waive|allow|exempt|disable|s
                      r"(?:rule|check)s?\b)\w{0,3}\b", re.I)
 _WAIVES = r"(?:ignore|disable|skip|noqa|off|exclude|suppress)[ds]?(?![a-z])"
 _WAIVER_WORD = re.compile(r"allow|ignore|disable|skip|noqa|off|exclude|suppress", re.I)
-_SWITCH = re.compile(r"^\s{0,40}[\"']?([\w.-]{1,60})[\"']?\s{0,3}[:=]\s{0,3}[\"']?"
-                     r"(true|false|on|off|yes|no|1|0|enabled?|disabled?)\b", re.I)
-_OFF = frozenset({"false", "off", "no", "0", "disable", "disabled"})
 
 
 # a test run told to rerun what fails: a test marked to be run again (``@pytest.mark.flaky``,
@@ -708,12 +708,12 @@ def _check_waived(part: Part, names: frozenset[str]) -> Iterator[Signal]:
             yield CHECKS["check_waived"].found(part.line_at(added[0][0]))
         return
     switched_on = {found.group(1).lower() for _, text in removed_lines(part.text)
-                   if (found := _SWITCH.match(text)) and found.group(2).lower() not in _OFF} \
+                   if (found := SETTING.match(text)) and found.group(2).lower() in SWITCHED_ON} \
         if part.kind == "diff" else set()
     for offset, text in added:
-        switch = _SWITCH.match(text)
+        switch = SETTING.match(text)
         if (pattern and pattern.search(text)) or (
-                switch is not None and switch.group(2).lower() in _OFF
+                switch is not None and switch.group(2).lower() in SWITCHED_OFF
                 and switch.group(1).lower() in switched_on & names):
             yield CHECKS["check_waived"].found(part.line_at(offset))
 

@@ -591,6 +591,15 @@ def _kind(tool: str, key: str, path: str, value: object) -> Kind | None:
     return None
 
 
+# a setting as a configuration file writes it: ``key: value``, ``"key": value,`` or ``key =
+# "value"`` (YAML, JSON, TOML, INI), a comment after it; and the values that switch a
+# setting on and off
+SETTING = re.compile(r"^\s{0,40}[\"']?([\w.@/-]{1,80})[\"']?\s{0,3}[:=]\s{0,3}[\"']?(\w{1,12})"
+                     r"[\"']?\s{0,3}[,;]?\s{0,3}(?:(?:#|//).{0,200})?$")
+SWITCHED_ON = frozenset(("true", "yes", "on", "1", "enable", "enabled"))
+SWITCHED_OFF = frozenset(("false", "no", "off", "0", "disable", "disabled"))
+
+
 def text_lines(text: str) -> Iterator[tuple[int, str]]:
     """(offset, text) of each line of a text, its line end kept."""
     offset = 0
