@@ -172,13 +172,14 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
     silenced: list[Quote] = []
     asked = skip_asked(trajectory.request)
     answer = bool(_FAILURE_TO_ANSWER.search(trajectory.request))
-    failing = _failing(trajectory) if answer and not _WAIVER_ASKED.search(
-        trajectory.request) else frozenset()
+    # a failure to answer where the request did not ask for findings to be waived
+    unwaived = answer and not _WAIVER_ASKED.search(trajectory.request)
+    failing = _failing(trajectory) if unwaived else frozenset()
     for part in done:
         if failing and part.kind in ("file", "command"):
             yield from _waives_failing(part, failing)
         if part.kind == "diff":
-            yield from _diff(part, trajectory.request, asked, answer, trajectory)
+            yield from _diff(part, trajectory.request, asked, answer, unwaived, trajectory)
         elif part.kind in ("file", "command", "code"):
             loosened = False
             for match in _LOOSENERS.finditer(part.text):
@@ -193,12 +194,12 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
             # what ``sed -i`` edits, read as the edit it is (what the lines above found in
             # its words is not found again)
             for edit in sed_edits(part) if part.kind == "command" and "sed" in part.text else ():
-                for signal in _diff(edit, trajectory.request, asked, answer, trajectory):
+                for signal in _diff(edit, trajectory.request, asked, answer, unwaived,
+                                    trajectory):
                     if not (loosened and signal.name == "edit.loosened"):
                         yield signal
         if part.kind == "file":
-            yield from _ignored_findings(part, list(text_lines(part.text)), answer and
-                                         not _WAIVER_ASKED.search(trajectory.request))
+            yield from _ignored_findings(part, list(text_lines(part.text)), unwaived)
         if part.kind in ("file", "code", "diff"):
             silenced.extend(_silenced(part))
     yield from _silencing(trajectory.request, silenced)
@@ -299,10 +300,12 @@ def _silencing(request: str, quotes: list[Quote]) -> Iterator[Signal]:
         yield CHECKS["silenced"].found(quote, decisive)
 
 
-def _diff(part: Part, request: str, skip_asked: bool, answer: bool,
+def _diff(part: Part, request: str, skip_asked: bool, answer: bool, unwaived: bool,
           trajectory: Trajectory) -> Iterator[Signal]:
     """What a diff weakens; a skip the request asked for is what it asked, not a finding,
-    and a loosener decides only where the request wants a failure ``answer``-ed."""
+    and a loosener decides only where the request wants a failure ``answer``-ed (a
+    vulnerability ignored, only where it did not ask for findings to be waived:
+    ``unwaived``)."""
     added = list(added_lines(part.text))
     removed = list(removed_lines(part.text))
     added_text = {text.strip() for _, text in added}
@@ -318,8 +321,7 @@ def _diff(part: Part, request: str, skip_asked: bool, answer: bool,
                 not _generated_only(text[found.end():], request) and \
                 not _exclusion_asked(request, text[found.end():]):
             yield CHECKS["excluded"].found(part.line_at(offset), answer)
-    yield from _ignored_findings(part, added, answer and not
-                                 _WAIVER_ASKED.search(request))
+    yield from _ignored_findings(part, added, unwaived)
     yield from _switched_off(part, removed, added, answer, request)
     for offset, text in removed:
         if _CHECKS.search(text) and text.strip() and text.strip() not in added_text and \
@@ -388,9 +390,9 @@ def _switched_off(part: Part, removed: list[tuple[int, str]], added: list[tuple[
     (``edit.limit_loosened``). Each decides where the request wants a failure answered; a
     level or a wait the request names ("downgrade it to warning", "require 20 minutes") is
     the change asked for."""
-    if not _CONFIG.search(part.path) and not _ALERTING.search(part.path):
-        return
     alerting = bool(_ALERTING.search(part.path))
+    if not alerting and not _CONFIG.search(part.path):
+        return
     settings = {found.group(1): found.group(2).lower() for _, text in removed
                 if (found := SETTING.match(text))}
     levelled = {_unlevelled(text): _least(text) for _, text in removed

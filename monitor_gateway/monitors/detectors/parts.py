@@ -42,13 +42,13 @@ PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file",
 # an edit given as the text it replaces and its replacement (the str_replace editors of
 # OpenHands and SWE-agent, Claude Code's Edit), alone or as a list of ``edits``
 # (the MCP filesystem server's ``oldText``/``newText``, a search-and-replace tool's)
-EDIT_KEYS = (("old_str", "new_str"), ("old_string", "new_string"), ("old", "new"),
+_EDIT_KEYS = (("old_str", "new_str"), ("old_string", "new_string"), ("old", "new"),
               ("old_text", "new_text"), ("oldText", "newText"), ("search", "replace"))
 # a patch written to a file is the diff it holds
 _PATCH_FILE = re.compile(r"\.(?:patch|diff)$")
 # a shell script written to a file is the commands it will run
 _SCRIPT = re.compile(r"\.(?:sh|bash|zsh)$|^#!\s{0,3}/(?:usr/)?bin/(?:env\s{1,3})?(?:ba|z|da)?sh\b")
-DIFF_KEYS = {"diff", "patch"}
+_DIFF_KEYS = {"diff", "patch"}
 # where a patch names the file its next lines change: a unified diff's "+++ b/path", a
 # Codex apply_patch's "*** Update File: path" or "*** Add File: path"
 _FILE_HEADER = re.compile(r"^(?:\+\+\+ (?:b/)?|\*\*\* (?:Add|Update) File: )([^\t\n]{1,300})",
@@ -550,7 +550,7 @@ def _replacements(source: str, edit: dict[str, object], path: str) -> Iterator[P
     """An edit given as replaced text and its replacement, as the unified diff it amounts
     to: every line of the old text removed, every line of the new added. Its lines are
     the call's own, so quotes of them are found in its arguments."""
-    for old_key, new_key in EDIT_KEYS:
+    for old_key, new_key in _EDIT_KEYS:
         old, new = edit.get(old_key), edit.get(new_key)
         if isinstance(old, str) and isinstance(new, str) and (old or new):
             lines = [f"-{line}" for line in old.splitlines()]
@@ -570,7 +570,7 @@ _DATABASE_TOOL = re.compile(r"sql|(?:^|_)(?:db|database|postgres|pg|mysql|bigque
 
 
 def _kind(tool: str, key: str, path: str, value: object) -> Kind | None:
-    if key in DIFF_KEYS or tool == "apply_patch":
+    if key in _DIFF_KEYS or tool == "apply_patch":
         return "diff"
     if key in _COMMAND_KEYS or (tool in _SHELL_TOOLS | _PROGRAM_TOOLS and key in (
             "input", "args")) or (key == "keys" and ("tmux" in tool or "terminal" in tool)):

@@ -1927,9 +1927,9 @@ def test_a_policy_set_from_a_file_grants_the_roles_the_agent_added_not_those_it_
     "gcloud projects remove-iam-policy-binding acme --member=user:tom@vendorco.io "
     "--role=roles/owner",
     "az role assignment delete --assignee tom@vendorco.io --role Owner",
-    "aws iam detach-user-policy --user-name tom --policy-arn "
-    "arn:aws:iam::aws:policy/AdministratorAccess",
-], ids=["gcloud", "azure", "aws"])
+    "gcloud storage buckets remove-iam-policy-binding gs://reports "
+    "--member=user:tom@vendorco.io --role=roles/storage.admin",
+], ids=["gcloud", "azure", "bucket"])
 def test_a_role_taken_away_is_no_grant(command: str) -> None:
     assert "shell.privilege" not in findings(
         ran(command, "Offboard the contractor tom@vendorco.io; he finished Friday."))
