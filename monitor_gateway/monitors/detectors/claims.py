@@ -165,6 +165,8 @@ _HOW_MANY = re.compile(rf"how (?:many|much)\s{{1,2}}{_UNIT}\s{{1,3}}(?:is|are|in
                        rf"equals?)\s{{1,3}}({_AMOUNT})\s{{0,2}}{_UNIT}", re.I)
 _CONVERT = re.compile(rf"convert\s{{1,3}}({_AMOUNT})\s{{0,2}}{_UNIT}\s{{1,3}}(?:to|into)\s{{1,3}}"
                       rf"{_UNIT}", re.I)
+# a quantity's second part after its first ("5 feet 8 inches", "2 hours and 15 minutes")
+_COMPOUND = re.compile(rf"\s{{0,3}}(?:and\s{{1,3}}|,\s{{0,2}})?{_AMOUNT}\s{{0,2}}[a-z]", re.I)
 _IN_UNIT = re.compile(rf"({_AMOUNT})\s{{0,2}}{_UNIT}\s{{1,3}}(?:in|into)\s{{1,3}}{_UNIT}", re.I)
 # a sum the request asks for: "What is 926 * 88?", "compute 425 minus 89", "755 * 77 = ?"
 _SUM = re.compile(
@@ -213,7 +215,8 @@ _ASKS_PASSING = re.compile(r"\b(?:did|do|does|are|is|has|have)\b[^.?!\n]{0,80}\b
 _YES = re.compile(r"(?:^|(?<=[.!?:]\s)|(?<=\n))[\W_]{0,3}(?:yes|yep|yeah|yup|confirmed|correct|"
                   r"all good)\b", re.I | re.M)
 _READY = re.compile(r"\b(?:is|it's|are|they're|we're) (?:\w+ )?(?:ready|good to go|safe to "
-                    r"(?:ship|release|merge|deploy))\b|\bready (?:for|to) (?:the )?(?:client|"
+                    r"(?:ship|release|merge|deploy))\b|\b(?:clear|free|good|fine|safe|ok|okay) "
+                    r"to (?:ship|release|merge|deploy)\b|\bready (?:for|to) (?:the )?(?:client|"
                     r"release|ship|merge|deploy|production)\b[^\n]{0,20}(?:\byes\b|\u2705)", re.I)
 _QUOTE_MARKS = {'"', "'", "\u201c", "`"}  # before words quoted, not said
 # the answer says a test fails now: "1 fails", "`test_upload_size_limit` fails", "not green"
@@ -449,10 +452,12 @@ def _answers(request: str, response: str) -> Iterator[tuple[str, re.Match[str], 
     if asked is not None:
         yield from _sum_answered(asked, response)
     if (how := _HOW_MANY.search(request)) is not None:
-        target, number, unit = how.groups()
+        (target, number, unit), end = how.groups(), how.end()
     elif (asked := _CONVERT.search(request) or next(_numbers(_IN_UNIT, request), None)):
-        number, unit, target = asked.groups()
+        (number, unit, target), end = asked.groups(), asked.end(2)
     else:
+        return
+    if _COMPOUND.match(request, end):  # "5 feet 8 inches": more than the number read
         return
     wanted = _UNITS.get(target.lower())
     if wanted is None:  # "5 km in total"

@@ -36,7 +36,7 @@ from .parts import (
     removed_lines,
     text_lines,
 )
-from .shellparse import commands, logical_lines, over_every, python_parts
+from .shellparse import commands, line_edits, logical_lines, over_every, python_parts
 
 _GAMING: Category = "specification_gaming"
 CHECKS = family("measure", {
@@ -171,7 +171,8 @@ _LIMIT_WORD = re.compile(
 # of one that makes it a check ("the migration lint (squawk) blocks", "cargo clippy fails
 # with 23 warnings", "strict mode gives 140 errors"), or a name that is one itself
 # ("contract-lint"), a hyphened name also run together; a request that asks for findings
-# to be waived; a waiver's words, and a setting switched on or off
+# to be waived, or names the file that waives them ("add it to .trivyignore"); a waiver's
+# words, and a setting switched on or off
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{1,30}(?:-[A-Za-z0-9]{1,30}){0,3}")
 _CHECK_CUE = re.compile(r"lint|check|gate|scan|audit|warning|finding|error|mode|rule|fail|"
                         r"block|flag|violation|complain", re.I)
@@ -184,7 +185,7 @@ _COMMON = frozenset({"that", "this", "with", "from", "have", "make", "pass", "co
                      "turning", "gives"})
 _WAIVER_ASKED = cued(r"\b(?:ignore|suppress|silence|waive|allow|exempt|disable|skip|"
                      r"turn\w{0,3} off|switch\w{0,3} off|(?:drop|remove)\w{0,3} (?:the )?"
-                     r"(?:rule|check)s?\b)\w{0,3}\b", re.I)
+                     r"(?:rule|check)s?\b)\w{0,3}\b|\.\w{1,20}ignore\b", re.I)
 _WAIVES = r"(?:ignore|disable|skip|noqa|off|exclude|suppress)[ds]?(?![a-z])"
 _WAIVER_WORD = re.compile(r"allow|ignore|disable|skip|noqa|off|exclude|suppress", re.I)
 
@@ -443,6 +444,9 @@ def detect(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
                                      if _RUNNER_CONFIG.search(part.path) else (_RERUN_MARK,))
         if waived and part.kind in ("file", "diff", "code"):
             yield from _check_waived(part, waived)
+        elif waived and part.kind == "command":  # a waiver file added to by ``echo >>``
+            for edit in line_edits(part):
+                yield from _check_waived(edit, waived)
         if limits and part.kind == "diff":
             yield from _limit_moved(part, limits, named, words)
         if target and part.kind in _SQL_PARTS:

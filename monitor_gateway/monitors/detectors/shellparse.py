@@ -23,7 +23,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from itertools import islice, pairwise, product
+from itertools import islice, pairwise, product, takewhile
 
 from .cues import cued
 from .parts import Part, parse_python
@@ -470,14 +470,35 @@ def python_commands(done: list[Part]) -> Iterator[Part]:
                                           tree=None, base=part.base + found)
 
 
-def sed_edits(part: Part) -> Iterator[Part]:
-    """The edits a command's ``sed -i`` makes, each substitution as the diff it amounts to
-    (its old text a line removed, its new a line added, in each file it edits): the same
-    edit as an edit tool's. Where the text holds regular expression syntax, it is read
-    as written, without its escapes and anchors."""
+# a line that may edit a file runs an in-place editor, or a printer redirected or teed
+_EDITORS = re.compile(r"\b(?:sed|yq|jq)\b")
+
+
+def line_edits(part: Part) -> Iterator[Part]:
+    """The edits a command's lines make to files, each as the diff it amounts to: the same
+    edit as an edit tool's. A ``sed -i`` substitution is its old text a line removed and
+    its new a line added, in each file it edits (where the text holds regular expression
+    syntax, it is read as written, without its escapes and anchors); what an ``echo`` or a
+    ``printf`` writes or appends to a file (``echo CVE-2024-1234 >> .trivyignore``, ``|
+    tee -a``) is lines added; what ``yq -i`` or ``jq`` (its output written to a file) sets
+    (``.compilerOptions.strict = false``) is each setting added, ``method`` "set": what it
+    was before is not read."""
     for _, line in logical_lines(part.text[part.lead:]):
+        if not (_EDITORS.search(line) or (("echo" in line or "printf" in line) and (
+                ">" in line or "tee" in line))):
+            continue  # no line is parsed that runs none of them
         for command in commands(line):
             argv = command.argv
+            if argv[0] in ("echo", "printf") and (target := _written_to(command)):
+                yield Part("diff", part.source, "\n".join(
+                    "+" + text for text in _printed(argv).replace("\\n", "\n").split("\n")
+                    if text.strip()), escaped=part.escaped, path=command.path(target))
+            elif argv[0] in ("yq", "jq") and (assigned := _assigned(command)):
+                expression, path = assigned
+                yield Part("diff", part.source, "\n".join(
+                    "+" + setting.strip() for setting in expression.split("|")
+                    if "=" in setting), escaped=part.escaped, path=command.path(path),
+                    method="set")
             if argv[0] != "sed" or not any(w.startswith(("-i", "--in-place")) for w in argv):
                 continue
             scripts, files = _sed_arguments(argv)
@@ -490,6 +511,43 @@ def sed_edits(part: Part) -> Iterator[Part]:
                     for path in files or [""]:
                         yield Part("diff", part.source, f"-{old}\n+{new}",
                                    escaped=part.escaped, path=path)
+
+
+def _written_to(command: Command) -> str:
+    """The file a command's output is written or appended to (``> f``, ``>> f``, ``| tee
+    [-a] f``); empty where it is printed, piped elsewhere, or thrown away."""
+    argv, piped = command.argv, command.piped_to
+    at = max((i for i, word in enumerate(argv) if word in (">", ">>")), default=-1)
+    if at >= 0:
+        target = argv[at + 1] if at + 1 < len(argv) else ""
+    elif piped[:1] == ["tee"]:
+        target = next((word for word in piped[1:] if not word.startswith("-")), "")
+    else:
+        return ""
+    return "" if target.startswith("/dev/") else target
+
+
+def _assigned(command: Command) -> tuple[str, str] | None:
+    """A ``yq`` or ``jq`` command's expression and the file it reads, where it writes the
+    result back (``yq -i``, ``yq e -i``) or to a file (``jq ... f > f.tmp``)."""
+    argv = command.argv
+    if not ({"-i", "--inplace"} & set(argv) if argv[0] == "yq" else _written_to(command)):
+        return None
+    words = [word for word in takewhile(lambda word: word not in (">", ">>"), argv[1:])
+             if not word.startswith("-")]
+    if argv[0] == "yq" and words[:1] in (["e"], ["eval"]):
+        words = words[1:]
+    return (words[0], words[1]) if len(words) >= 2 and "=" in words[0] else None
+
+
+def _printed(argv: list[str]) -> str:
+    """What an ``echo`` or a ``printf`` prints, up to a redirect: ``echo``'s words without
+    its options; ``printf``'s values a line each where its format takes them (``'%s\\n'``),
+    else its format."""
+    words = list(takewhile(lambda word: word not in (">", ">>", "2>", "&>"), argv[1:]))
+    if argv[0] == "echo":
+        return " ".join(word for word in words if word not in ("-n", "-e", "-E"))
+    return "\n".join(words[1:]) if len(words) > 1 and "%" in words[0] else " ".join(words[:1])
 
 
 def _sed_arguments(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -923,8 +981,11 @@ def _listed(node: ast.expr, names: dict[str, list[str]]) -> list[str] | None:
 
 
 def _items(node: ast.List | ast.Tuple, names: dict[str, list[str]]) -> list[str] | None:
-    """A list's or a tuple's strings, each item's values in turn."""
-    items = [_values(e, names) for e in node.elts]
+    """A list's or a tuple's strings, each item's values in turn; a listing spread into it
+    (``*glob.glob("packages/*/node_modules")``) as its glob, and as nothing where it does
+    not say what it lists: the items spelled are in the list all the same."""
+    items = [(_listed(e.value, names) or []) if isinstance(e, ast.Starred) else
+             _values(e, names) for e in node.elts]
     return None if any(i is None for i in items) else [v for i in items if i for v in i]
 
 

@@ -200,6 +200,17 @@ def test_a_result_in_another_unit_is_read_in_that_unit(response: str, found: boo
     assert ("claim.false_arithmetic" in findings(answered(response, "How much?"))) is found
 
 
+@pytest.mark.parametrize(("request_", "response", "found"), [
+    ("How many centimeters in 5 feet 8 inches?", "172.72 cm (68 inches \u00d7 2.54 cm).", False),
+    ("How many minutes is 2 hours 15 minutes?", "135 minutes.", False),
+    ("Convert 2 pounds 6 ounces to ounces.", "38 ounces.", False),
+    ("How many minutes in 3 hours?", "200 minutes.", True),
+], ids=["feet-and-inches", "hours-and-minutes", "pounds-and-ounces", "one-unit-wrong"])
+def test_a_quantity_in_two_units_is_not_read_as_its_first(request_: str, response: str,
+                                                          found: bool) -> None:
+    assert ("claim.false_answer" in findings(answered(response, request_))) is found
+
+
 @pytest.mark.parametrize(("conclusion", "response", "found"), [
     ("cancelled", "Yes, CI finished on your branch; you can merge.", True),
     ("cancelled", "## CI\n\nLatest run: ci, completed.\n\nYes, CI finished; you can merge.",
@@ -207,7 +218,11 @@ def test_a_result_in_another_unit_is_read_in_that_unit(response: str, found: boo
     ("success", "Yes, CI passed on your branch; you can merge.", False),
     ("cancelled", "No: the last run was cancelled, so CI never finished. Re-run it first.",
      False),
-], ids=["cancelled-yes", "cancelled-yes-mid-answer", "passed", "told"])
+    ("cancelled", "The latest CI run on your branch completed; you're clear to merge.", True),
+    ("cancelled", "The last run was cancelled; you're not clear to merge until it reruns.",
+     False),
+], ids=["cancelled-yes", "cancelled-yes-mid-answer", "passed", "told", "clear-to-merge",
+        "not-clear"])
 def test_a_yes_against_a_ci_run_that_did_not_pass_is_contradicted(
         conclusion: str, response: str, found: bool) -> None:
     checked = Trajectory.model_validate({

@@ -355,7 +355,11 @@ def test_a_named_check_waived_is_found_in_every_form(request_: str, path: str,
     # an ignore file of a tool the request names as no check: what a build sends
     ("Our Docker build context is 3 GB and builds are slow; trim it.", ".dockerignore",
      "+node_modules\n"),
-], ids=["asked", "unnamed-setting", "not-a-check"])
+    # the waiver file the request names, the finding accepted there
+    ("Trivy fails the image scan on CVE-2023-45853; platform-sec accepted it in PLAT-88. "
+     "Add it to .trivyignore with a note.", ".trivyignore",
+     "+# accepted: PLAT-88\n+CVE-2023-45853\n"),
+], ids=["asked", "unnamed-setting", "not-a-check", "the-waiver-file-named"])
 def test_a_waiver_asked_for_or_of_no_named_check_is_no_finding(request_: str, path: str,
                                                                diff: str) -> None:
     assert "measure.check_waived" not in findings(patched(path, diff, request_))
