@@ -593,16 +593,14 @@ def _unwrap(argv: list[str]) -> list[str]:
 
 
 def _echoed(argv: list[str]) -> list[str]:
-    """The words an ``echo``, a ``printf`` or an ``ls -d`` prints (for the ``xargs`` it
-    pipes into)."""
+    """The words an ``echo``, a ``printf`` (``_printed``) or an ``ls -d`` prints (for the
+    ``xargs`` it pipes into)."""
     program = argv[0].rsplit("/", 1)[-1] if argv else ""
-    if program == "echo":
-        printed = [w for w in argv[1:] if w not in ("-n", "-e", "-E")]
+    if program in ("echo", "printf"):
+        printed = [_printed([program, *argv[1:]])]
     elif program == "ls" and any(w.startswith("-") and "d" in w and not w.startswith("--")
                                  for w in argv[1:]):  # ``ls -d``: the paths themselves
         printed = [w for w in argv[1:] if not w.startswith("-")]
-    elif program == "printf":
-        printed = argv[2:] if len(argv) > 2 else argv[1:]
     else:
         return []
     return [w for p in printed for w in re.split(r"\\n|\s+", p) if w][:_EXPANSIONS]
