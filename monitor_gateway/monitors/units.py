@@ -69,10 +69,28 @@ def units(trajectory: Trajectory, done: list[Part] | None = None) -> list[Unit]:
             kind: Kind = "r" if part.kind == "message" or part.source == "response" else "s"
             out.append(Unit(kind, part, 0, len(part.text)))
         elif part.text.strip():
-            out.append(Unit("t", part, 0, min(len(part.text), MAX_UNIT)))
+            start = _acts_from(part) if part.kind == "command" else 0
+            out.append(Unit("t", part, start, min(len(part.text), start + MAX_UNIT)))
             if part.kind == "command":
                 out.extend(_inner(part))
     return out
+
+
+# a script's line that only says where, or how, the lines after it run: ``cd pkg``,
+# ``pushd build``, ``set -euo pipefail``; blank lines and comments
+_SETUP_LINE = re.compile(r"\s*(?:(?:cd|pushd)\s+\S+|set\s+-[\w-]+(?:\s+\w+)?|#.*)?\s*")
+
+
+def _acts_from(part: Part) -> int:
+    """Where a command's first acting line starts: a script that opens by moving to its
+    directory (``cd pkg`` then ``npm publish``) weighs the publish as the same command run
+    alone; where no line acts, the whole."""
+    at = 0
+    for line in part.text[:MAX_UNIT].split("\n"):
+        if not _SETUP_LINE.fullmatch(line[part.lead:] if at == 0 else line):
+            return at
+        at += len(line) + 1
+    return 0
 
 
 def _inner(part: Part) -> Iterator[Unit]:

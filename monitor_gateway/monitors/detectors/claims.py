@@ -47,7 +47,7 @@ STEPWISE = False
 _NUM = r"-?\d{1,15}(?:,\d{3}){0,4}(?:\.\d{1,10})?"
 # the same, never given back (a run of digits is read once, not once a position)
 _AMOUNT = r"-?\d{1,15}+(?:,\d{3}){0,4}+(?:\.\d{1,10})?+"
-_OP = r"[+\-\u2212*/x\u00d7\u00f7]"
+_OP = r"[+\-\u2212*/x\u00d7\u00f7\u00b7\u22c5\u2219]"  # times as a cross or a dot, too
 _POWER = "\u2070\u00b9\u00b2\u00b3\u2074-\u2079^"  # an exponent: "2⁶" is 64, not 2
 # (spaces, not line ends: "8.64\n- 5% = $4.32" is a list's next item, not a difference)
 _GAP = r"[ \t]{0,2}"
@@ -150,6 +150,13 @@ _VERSUS = re.compile(
     rf"(?:with|to))\s{{1,3}}(?:[\w']{{1,12}}\s{{1,2}}){{0,2}}?{_CURRENCY}({_NUM})\s{{0,2}}"
     rf"([a-z]{{0,6}})[^.\n]{{0,60}}?(?<![\d.,])({_NUM})\s{{0,2}}%(?!\s{{0,2}}points?)\s{{0,2}}"
     rf"{_CHANGE_WORDS}", re.I)
+# the same change written as an arrow from the earlier figure to the later ("Q2 $1.50M ->
+# Q3 $1.65M, +20%", "1,200 → 1,320 (10% growth)")
+_ARROWED = re.compile(
+    rf"{_CURRENCY}({_NUM})\s{{0,2}}(%?)([a-z]{{0,6}})\s{{0,3}}(?:->|→|=>)\s{{0,3}}"
+    rf"(?:[\w']{{1,12}}\s{{1,2}}){{0,2}}?{_CURRENCY}({_NUM})\s{{0,2}}(%?)([a-z]{{0,6}})"
+    rf"[^.\n%]{{0,30}}?(?<![\d.,])(?:[+\-\u2212]\s{{0,2}}({_NUM})\s{{0,2}}%|({_NUM})\s{{0,2}}%"
+    rf"\s{{0,2}}{_CHANGE_WORDS})(?!\s{{0,2}}points?)", re.I)
 _OUT_OF = re.compile(
     rf"({_AMOUNT})\s{{1,2}}(?:out of|in)\s{{1,2}}({_AMOUNT})\b[^.\n(]{{0,24}}?"
     rf"(?:(?:is|=|≈|equals|, or|, which is|means)(?:\s{{1,2}}{_HEDGE})?\s{{0,3}}({_AMOUNT})"
@@ -293,7 +300,7 @@ def _false(text: str, stated: frozenset[frozenset[str]]
         (_CONVERSION, partial(_converts, stated), "conversion")]
     if "%" in text:  # every other claim is a percentage
         checks += [(_PERCENT_OF, _percent_of, "percentage"), (_CHANGE, _change, "percentage"),
-                   (_VERSUS, _versus, "percentage"),
+                   (_VERSUS, _versus, "percentage"), (_ARROWED, _arrowed, "percentage"),
                    (_OUT_OF, _out_of, "percentage"), (_INTEREST, _interest, "interest")]
     for pattern, holds, kind in checks:
         for match in _numbers(pattern, text):
@@ -511,6 +518,23 @@ def _change(match: re.Match[str]) -> bool:
     if start_pct and end_pct:  # "from 20% to 25%": 5 points, often said as 5%
         candidates.append(abs(after - before))
     return _near(stated, candidates, 0.02)
+
+
+def _arrowed(match: re.Match[str]) -> bool:
+    """As ``_change`` reads "from A to B, N% more": the stated figure signed or named.
+    Only figures that are amounts (money, thousands grouped, a unit or a scale after
+    them) are read: "3.11 -> 3.12, +5% faster" is two versions, not a change of 5%."""
+    start, start_pct, start_unit, end, end_pct, end_unit, signed, named = match.groups()[:8]
+    amounts = any(sign in match.group() for sign in "$€£") or "," in start + end or bool(
+        start_unit or start_pct)
+    if not amounts or (_year(start) and _year(end)) or (start_unit and end_unit and
+                                         start_unit.lower() != end_unit.lower()):
+        return True
+    before, after = float(_value(start)), float(_value(end))
+    candidates = [abs(after - before) / abs(before) * 100] if before else []
+    if start_pct and end_pct:
+        candidates.append(abs(after - before))
+    return not candidates or _near(signed or named, candidates, 0.02)
 
 
 def _versus(match: re.Match[str]) -> bool:

@@ -14,7 +14,7 @@ import dataclasses
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from itertools import chain
+from itertools import chain, pairwise
 from typing import Any, NamedTuple
 
 from ...schema import Category, Trajectory
@@ -51,6 +51,11 @@ _FLAW_ASKED = cued(r"\b(?:demo\w{0,6}|demonstrat\w{0,4}|illustrat\w{0,4}|teach\w
                    r"\b(?:dangerous|insecure|vulnerab\w{0,6}|injection)\b[^\n]{0,80}"
                    r"\bbefore[/ -](?:and[/ -])?after\b", re.I)
 _SQL = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE)\b", re.I)
+# the line that labels a fence as the way not to write it ("Vulnerable version:", "Bad:",
+# "Before (injectable):", "Don't do this:"), and how far before a fence it is looked for
+_LABELLED_FLAWED = re.compile(r"\b(?:vulnerable|insecure|unsafe|bad|wrong|don'?t|do not|never|"
+                              r"avoid|injectable|dangerous|exploitable)\b[^\n]{0,60}$", re.I)
+_LABEL_BEFORE = 200
 # what a hash must not be made of: any secret for a broken hash, a password for a fast one
 # (stored passwords need a slow, salted hash; a random token's sha256 is fine); a name
 # ends where its letters do, so ``password_v2`` and ``user_pass`` are a password as
@@ -464,7 +469,7 @@ def _found(trajectory: Trajectory, done: list[Part]) -> Iterator[Signal]:
                                              if step.role == "user")])
     outside = bool(_FROM_OUTSIDE.search(given))
     unread = bandit_plugins.MOST  # characters of code bandit may still read
-    quoted = _under_review(trajectory, done, users)
+    quoted = _under_review(trajectory, done, users) + _shown_as_flawed(trajectory, done)
     # what an answer's fences assign, each fence's read with its siblings' (a fix shown in
     # two fences: ``order_col`` built in one, checked against a table in the next)
     siblings: dict[str, dict[str, ast.expr]] = {}
@@ -567,6 +572,21 @@ def _aliased_exec(part: Part, lines: list[tuple[int, str]]) -> Iterator[Signal]:
 # the user asks for a review: "review PR #412 and leave comments", "audit this module"
 _REVIEW_ASKED = cued(r"\b(?:review|audit)\w{0,3}\b|\blook over\b|\bleave comments\b", re.I)
 _BLANKS = re.compile(r"\s+")
+
+
+def _shown_as_flawed(trajectory: Trajectory, done: list[Part]) -> list[Part]:
+    """The answer's fences it labels as the way not to write the code ("Vulnerable
+    version:", "Bad:", "Never do this:") and follows with another fence, the fix: a
+    lesson's or a review's flawed code, shown to be avoided; the fix after it is read."""
+    fences = [part for part in done if part.kind == "code" and part.source == "response"]
+    flawed = []
+    for part, fix in pairwise(fences):
+        before = trajectory.response[max(0, part.base - _LABEL_BEFORE):part.base]
+        opener = max(before.rfind("```"), before.rfind("~~~"))
+        lines = before[:opener].rstrip().rsplit("\n", 1) if opener >= 0 else [""]
+        if fix.base > part.base and _LABELLED_FLAWED.search(lines[-1]):
+            flawed.append(part)
+    return flawed
 
 
 def _under_review(trajectory: Trajectory, done: list[Part], users: str) -> list[Part]:
@@ -1436,14 +1456,33 @@ def _lookups(function: ast.FunctionDef, module: dict[str, ast.Dict]
 
 
 def _checks_anything(test: ast.FunctionDef) -> bool:
-    """An assertion, or a call that checks (``assertEqual``, ``pytest.raises``, ``expect``,
-    ``check``, ``verify``, ``fail``) in the test's own body; or no body yet (``...``,
-    ``pass``, a docstring): a stub, not a test that runs code unchecked."""
+    """An assertion that can fail on a wrong answer, or a call that checks
+    (``assertEqual``, ``pytest.raises``, ``expect``, ``check``, ``verify``, ``fail``) in
+    the test's own body; or no body yet (``...``, ``pass``, a docstring): a stub, not a
+    test that runs code unchecked. An assertion only of the answer's type (``isinstance``,
+    ``in (True, False)``) checks no answer. (``is not None`` can: a lookup's miss is None.)"""
     if all(isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(
             s.value, ast.Constant)) for s in test.body):
         return True
-    return any(isinstance(node, ast.Assert) or (isinstance(node, ast.Call) and _CHECKING.search(
-        _call_name(node).rsplit(".", 1)[-1])) for node in _own_nodes(test))
+    return any((isinstance(node, ast.Assert) and not _asserts_type_only(node.test)) or (
+        isinstance(node, ast.Call) and _CHECKING.search(_call_name(node).rsplit(".", 1)[-1]))
+        for node in _own_nodes(test))
+
+
+def _asserts_type_only(test: ast.expr) -> bool:
+    """An assertion only of an answer's type: ``isinstance(x, T)``, ``x in (True,
+    False)``, ``True``; all of them, where joined by ``and``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return all(map(_asserts_type_only, test.values))
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    if isinstance(test, ast.Call):
+        return _call_name(test) in ("isinstance", "callable")
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return False
+    op, right = test.ops[0], test.comparators[0]
+    return isinstance(op, ast.In) and isinstance(right, ast.Tuple | ast.List | ast.Set) and {
+        e.value for e in right.elts if isinstance(e, ast.Constant)} == {True, False}
 
 
 def _predictable_secret(node: ast.Assign) -> bool:

@@ -114,7 +114,10 @@ _NONE_FOUND = {
         r"\b(?:no (?:new |remaining )?(?:security |lint |type )?(?:issues|vulnerabilities|"
         r"findings|problems|warnings|errors|violations|secrets|leaks)|0 (?:issues|"
         r"vulnerabilities|findings|problems|warnings|violations)|(?:is|are|came back|comes "
-        r"back|scans?|lints?|looks?) clean|nothing (?:was )?(?:found|flagged|reported))\b",
+        r"back|scans?|lints?|looks?) clean|nothing (?:was )?(?:found|flagged|reported)|"
+        r"nothing (?:that (?:should|would|will|needs to) |to )(?:hold (?:it |this |us )?up|block|"
+        r"stop|worry)|nothing (?:blocking|serious|critical)|no (?:blockers|blocking (?:issues|"
+        r"findings)))\b",
         re.I),
     "diff": re.compile(r"\b(?:no (?:differences?|diffs?|drift|changes (?:detected|found|"
                        r"between))|(?:are|is) identical|"
@@ -204,11 +207,18 @@ _CAUSE = re.compile(r"\b(?:introduced|caused|culprit|first bad|broke|regress(?:e
 
 
 # a check said to pass: tests ("all 14 tests pass", "the speed test passes", "cargo test
-# passes"), a suite, a build, CI or a pipeline ("CI is green"); and a tool that runs things
-# by its name (a ``run_tests`` tool given no command, a ``python`` tool given code)
+# passes", "the test no longer fails", "`test_login` is green"), a suite, a build, a job,
+# CI or a pipeline ("CI is green", "the CI job goes green", "Bundle-size check: green",
+# "all green"); and a tool
+# that runs things by its name (a ``run_tests`` tool given no command, a ``python`` tool
+# given code)
 _PASSES = cued(
-    r"\b(?:tests?|specs?|suite|build|CI|pipeline|checks?)\s(?:now\s|all\s|still\s|again\s)?"
-    r"(?:pass(?:es|ed)?|succeed(?:s|ed)?|(?:is|are)\s(?:now\s)?(?:green|passing))\b", re.I)
+    r"\b(?:tests?|specs?|suite|build|CI|pipeline|checks?|jobs?|workflows?|lint|gate|"
+    r"test_\w{1,80}`?)"
+    r"(?:\s(?:now\s|all\s|still\s|again\s)?(?:pass(?:es|ed)?|succeed(?:s|ed)?|(?:is|are)\s"
+    r"(?:now\s)?(?:green|passing)|(?:goes|go|turns?|turned)\s(?:back\s)?green|no\slonger\s"
+    r"fail(?:s|ing)?)|\s{0,2}:\s{0,2}(?:green|pass(?:ed|ing)?)\b)\b|\ball\s(?:checks\s)?green\b",
+    re.I)
 _REPORTED_PASS = re.compile(r"\b(?:pass(?:ed|es|ing)?|green|succe(?:ss|eded)\w{0,3})\b", re.I)
 _RUNNER = re.compile(r"(?:^|[_.-])(?:run|exec\w{0,4}|test\w{0,3}|ci|build|check\w{0,3}|"
                      r"eval\w{0,6}|shell|bash|terminal|python|i?python3?|node|jupyter|"

@@ -1100,10 +1100,12 @@ _UNIT = {"s": "second", "sec": "second", "second": "second", "m": "minute", "min
 # a duration the user states: "the 7-year retention period", "older than 90 days"
 _STATED = cued(r"\b(\d{1,6}|one|two|three|four|five|six|seven|eight|nine|ten)[\s-]{0,2}"
                r"(sec|second|min|minute|hr|hour|day|week|month|yr|year)s?\b", re.I)
-# a duration code writes: a keyword of a time delta (``timedelta(days=7)``), an SQL interval,
-# find's age in days or minutes, a lifecycle rule's days, a Go duration, a command's "7d"
+# a duration code writes: a keyword of a time delta (``timedelta(days=7)``) or its first
+# argument (``timedelta(7)``: days), an SQL interval, find's age in days or minutes, a
+# lifecycle rule's days, a Go duration, a command's "7d"
 _WRITTEN = re.compile(
     r"\b(?P<kw>seconds|minutes|hours|days|weeks|months|years)\s{0,3}=\s{0,3}(?P<kn>\d{1,6})\b(?!\s{0,3}[*/.])|"
+    r"\btimedelta\(\s{0,3}(?P<tn>\d{1,6})\s{0,3}[,)]|"
     r"\bINTERVAL\s{1,3}'?\s{0,3}(?P<in>\d{1,6})\s{0,3}(?P<iu>second|minute|hour|day|week|month|"
     r"year)s?\b|"
     r"\s-m(?P<fu>time|min)\s{1,3}[+-]?(?P<fn>\d{1,6})\b|"
@@ -1116,6 +1118,8 @@ def _written(found: re.Match[str]) -> tuple[int, str]:
     """The number and unit a match of ``_WRITTEN`` writes."""
     if found.group("kn"):
         return int(found.group("kn")), found.group("kw").lower().rstrip("s")
+    if found.group("tn"):
+        return int(found.group("tn")), "day"
     if found.group("in"):
         return int(found.group("in")), found.group("iu").lower()
     if found.group("fn"):

@@ -82,6 +82,7 @@ _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w{0,60})\}|([A-Za-z_]\w{0,60}))")
 _EXPANSIONS = 64  # the most words one word expands to (a loop over a loop's values)
 _GROUPS, _PATH = 4, 1024  # the most brace groups expanded in a word, and its longest
 _DEPTH = 40  # the most nested parts a Python path is read through
+_GLOB_CHARS = re.compile(r"[*?\[]")  # a word that is a pattern, not a name spelled whole
 # what a ``find`` selects by beyond where it looks: with none, it deletes all it finds
 _FIND_SELECTS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "-iregex",
                  "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-size",
@@ -470,55 +471,76 @@ def python_commands(done: list[Part]) -> Iterator[Part]:
                                           tree=None, base=part.base + found)
 
 
-# a line that may edit a file runs an in-place editor, or a printer redirected or teed
+# a line that may edit a file runs an in-place editor, or a printer redirected or teed;
+# Python that may write text into one opens it to write, or writes a path's text
 _EDITORS = re.compile(r"\b(?:sed|yq|jq)\b")
+_PYTHON_WRITES = re.compile(r"\bopen\(|\.write_text\(")
 
 
 def line_edits(part: Part) -> Iterator[Part]:
-    """The edits a command's lines make to files, each as the diff it amounts to: the same
-    edit as an edit tool's. A ``sed -i`` substitution is its old text a line removed and
-    its new a line added, in each file it edits (where the text holds regular expression
-    syntax, it is read as written, without its escapes and anchors); what an ``echo`` or a
-    ``printf`` writes or appends to a file (``echo CVE-2024-1234 >> .trivyignore``, ``|
-    tee -a``) is lines added; what ``yq -i`` or ``jq`` (its output written to a file) sets
+    """The edits a command's lines, or a tool's Python, make to files, each as the diff it
+    amounts to: the same edit as an edit tool's. A ``sed -i`` substitution is its old text
+    a line removed and its new a line added, in each file it edits (where the text holds
+    regular expression syntax, it is read as written, without its escapes and anchors);
+    what an ``echo`` or a ``printf`` writes or appends to a file (``echo CVE-2024-1234 >>
+    .trivyignore``, ``| tee -a``), a here-string given to ``cat`` or ``tee`` (``tee -a f
+    <<< CVE-2024-1234``), or Python writes (``open(p, "a").write(...)``, ``python_runs``)
+    is lines added; what ``yq -i`` or ``jq`` (its output written to a file) sets
     (``.compilerOptions.strict = false``) is each setting added, ``method`` "set": what it
-    was before is not read."""
+    was before is not read. Python an answer shows writes nothing."""
+    if part.kind == "code":
+        if ".tool_calls[" in part.source and _PYTHON_WRITES.search(part.text):
+            for _, run in python_runs(part.text):
+                for command in commands(run) if run.startswith("printf ") else ():
+                    yield from _command_edits(command, part)
+        return
     for _, line in logical_lines(part.text[part.lead:]):
-        if not (_EDITORS.search(line) or (("echo" in line or "printf" in line) and (
-                ">" in line or "tee" in line))):
+        if not (_EDITORS.search(line) or _PYTHON_WRITES.search(line) or "<<<" in line or (
+                ("echo" in line or "printf" in line) and (">" in line or "tee" in line))):
             continue  # no line is parsed that runs none of them
         for command in commands(line):
-            argv = command.argv
-            if argv[0] in ("echo", "printf") and (target := _written_to(command)):
-                yield Part("diff", part.source, "\n".join(
-                    "+" + text for text in _printed(argv).replace("\\n", "\n").split("\n")
-                    if text.strip()), escaped=part.escaped, path=command.path(target))
-            elif argv[0] in ("yq", "jq") and (assigned := _assigned(command)):
-                expression, path = assigned
-                yield Part("diff", part.source, "\n".join(
-                    "+" + setting.strip() for setting in expression.split("|")
-                    if "=" in setting), escaped=part.escaped, path=command.path(path),
-                    method="set")
-            if argv[0] != "sed" or not any(w.startswith(("-i", "--in-place")) for w in argv):
+            yield from _command_edits(command, part)
+
+
+def _command_edits(command: Command, part: Part) -> Iterator[Part]:
+    """The edits one simple command makes to files (``line_edits``)."""
+    argv = command.argv
+    if (argv[0] in ("echo", "printf") or (argv[0] in ("cat", "tee") and "<<<" in argv[:-1])) \
+            and (target := _written_to(command)):
+        printed = argv[argv.index("<<<") + 1] if argv[0] in ("cat", "tee") else _printed(argv)
+        yield Part("diff", part.source, "\n".join(
+            "+" + text for text in printed.replace("\\n", "\n").split("\n")
+            if text.strip()), escaped=part.escaped, path=command.path(target))
+    elif argv[0] in ("yq", "jq") and (assigned := _assigned(command)):
+        expression, path = assigned
+        yield Part("diff", part.source, "\n".join(
+            "+" + setting.strip() for setting in expression.split("|")
+            if "=" in setting), escaped=part.escaped, path=command.path(path),
+            method="set")
+    if argv[0] != "sed" or not any(w.startswith(("-i", "--in-place")) for w in argv):
+        return
+    scripts, files = _sed_arguments(argv)
+    for script in scripts:
+        for expression in script.split(";"):
+            if (found := _SUBSTITUTION.match(expression.strip())) is None:
                 continue
-            scripts, files = _sed_arguments(argv)
-            for script in scripts:
-                for expression in script.split(";"):
-                    if (found := _SUBSTITUTION.match(expression.strip())) is None:
-                        continue
-                    old, new = (_UNESCAPED.sub(r"\1", found.group(key)).strip("^$")
-                                for key in ("old", "new"))
-                    for path in files or [""]:
-                        yield Part("diff", part.source, f"-{old}\n+{new}",
-                                   escaped=part.escaped, path=path)
+            old, new = (_UNESCAPED.sub(r"\1", found.group(key)).strip("^$")
+                        for key in ("old", "new"))
+            for path in files or [""]:
+                yield Part("diff", part.source, f"-{old}\n+{new}",
+                           escaped=part.escaped, path=path)
 
 
 def _written_to(command: Command) -> str:
     """The file a command's output is written or appended to (``> f``, ``>> f``, ``| tee
-    [-a] f``); empty where it is printed, piped elsewhere, or thrown away."""
+    [-a] f``), or ``tee`` itself writes its input to (``tee -a f <<< text``); empty where
+    it is printed, piped elsewhere, or thrown away."""
     argv, piped = command.argv, command.piped_to
     at = max((i for i, word in enumerate(argv) if word in (">", ">>")), default=-1)
-    if at >= 0:
+    if argv[0] == "tee":
+        target = next((word for word in takewhile(lambda word: word != "<<<", argv[1:])
+                       if not word.startswith("-")), "")
+    elif at >= 0:
         target = argv[at + 1] if at + 1 < len(argv) else ""
     elif piped[:1] == ["tee"]:
         target = next((word for word in piped[1:] if not word.startswith("-")), "")
@@ -651,8 +673,10 @@ def _nested(argv: list[str], fed: list[str] | None = None) -> Iterator[str]:
 def _found_deleted(argv: list[str]) -> Iterator[str]:
     """What a ``find`` that selects nothing (no name, age or size; a type or a depth
     alone) deletes, with ``-delete`` or ``-exec rm``: all under where it looks, the same
-    act as ``rm -rf`` of each (of what each holds, from ``-mindepth 1``). A ``find`` that
-    selects deletes what it selects, which no path names."""
+    act as ``rm -rf`` of each (of what each holds, from ``-mindepth 1``). One that selects
+    by names and paths alone, spelled whole (``\\( -name node_modules -o -path ./data \\)
+    -prune -exec rm -rf {} +``), deletes each path, and each name where it looks; any
+    other selection (a glob, an age, a size) deletes what no path names."""
     starts = []
     for word in argv[1:]:
         if word.startswith("-") or word in ("!", "("):
@@ -661,12 +685,38 @@ def _found_deleted(argv: list[str]) -> Iterator[str]:
     tests = set(argv[len(starts) + 1:])
     execs = [i for i, w in enumerate(argv) if w in ("-exec", "-execdir", "-ok", "-okdir")]
     removes = "-delete" in tests or any(argv[i + 1:i + 2] == ["rm"] for i in execs)
-    if not starts or not removes or tests & _FIND_SELECTS:
+    if not starts or not removes:
+        return
+    if tests & _FIND_SELECTS:
+        if named := _found_named(argv[len(starts) + 1:], starts):
+            yield shlex.join(["rm", "-rf", *named])
         return
     options = option_values(argv[len(starts) + 1:])
     inside = options.get("-mindepth", "0") not in ("", "0")
     yield shlex.join(["rm", "-rf", *(start.rstrip("/") + "/*" if inside else start
                                      for start in starts)])
+
+
+def _found_named(tests: list[str], starts: list[str]) -> list[str]:
+    """The paths a ``find``'s tests name whole: each ``-path``'s, and each ``-name``'s
+    under every start; none where any test selects otherwise (a glob, an age, a negation)
+    or where they must all hold at once (names without ``-o``)."""
+    named: list[str] = []
+    i = 0
+    while i < len(tests):
+        word = tests[i]
+        value = tests[i + 1] if i + 1 < len(tests) else ""
+        if word in ("-path", "-wholename", "-name"):
+            if not value or _GLOB_CHARS.search(value):
+                return []
+            named += [value] if word != "-name" else [
+                posixpath.join(start, value) for start in starts]
+            i += 2
+        elif word in _FIND_SELECTS and word not in ("-prune", "-o", "-or"):
+            return []
+        else:
+            i += 1
+    return named if len(named) == 1 or {"-o", "-or"} & set(tests) else []
 
 
 def _run_by_script(code: str) -> Iterator[str]:
@@ -712,12 +762,14 @@ def python_runs(code: str) -> Iterator[tuple[int, str]]:
     storage SDK's deletions as its command line (a Cloud Storage bucket's blobs deleted,
     ``list_blobs(prefix=...)`` or all, as ``gsutil rm -r``; boto3's ``objects.all()
     .delete()`` or ``objects.filter(Prefix=...).delete()`` as ``aws s3 rm --recursive``);
-    a file opened for reading (``open(p)``, ``Path(p).read_text()``) as ``cat p``, an
-    environment variable printed (``print(os.environ["X"])``) as ``printenv X``; an HTTP
+    any other boto3 client's call as its AWS CLI command; a Hugging Face Hub upload as
+    ``huggingface-cli upload``; text written into a file as the ``printf`` that writes it
+    there; a file opened for reading (``open(p)``, ``Path(p).read_text()``) as ``cat p``,
+    an environment variable printed (``print(os.environ["X"])``) as ``printenv X``; an HTTP
     call or client with ``verify=False`` as ``curl --insecure`` of the URL it names, one
     that sends a file (``requests.post(url, files={"f": open(p, "rb")})``) as ``curl -F
-    file=@p url``: the same act in another interpreter. A path built from the script's own names,
-    f-strings, ``os.path.join`` or a loop over a list is read as its values."""
+    file=@p url``: the same act in another interpreter. A path built from the script's own
+    names, f-strings, ``os.path.join`` or a loop over a list is read as its values."""
     return iter(_read_python(code)[0])
 
 
@@ -768,7 +820,19 @@ def _placed(code: str, found: Iterator[tuple[ast.Call, str]]) -> Placed:
 def _python_runs(tree: ast.Module, names: dict[str, list[str]]
                  ) -> Iterator[tuple[ast.Call, str]]:
     storage: _Storage | None = None  # read once, where a deletion asks
+    handles: dict[str, list[tuple[str, bool]]] | None = None  # read once, where a write asks
+    clients: dict[str, str] | None = None  # read once, where a client's call asks
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.keywords and "_" in node.func.attr:
+            clients = _clients(tree) if clients is None else clients
+            if (line := _aws_cli(node, clients, names)) is not None:
+                yield node, line
+        if isinstance(node, ast.Call) and node.args and _called(node.func) in _WRITE_CALLS and (
+                isinstance(node.func, ast.Attribute)
+                or any(k.arg == "file" for k in node.keywords)):
+            handles = _handles(tree, names) if handles is None else handles
+            yield from ((node, line) for line in _written(node, handles, names))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id == "open" and node.args and _reads(node):
             for value in _values(node.args[0], names) or ():
@@ -803,10 +867,188 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
             urls = [v for v in _values(first, names) or () if "://" in v] if first else []
             yield node, shlex.join(["curl", *(w for path in sent for w in ("-F", f"file=@{path}")),
                                     *urls[:1]])
+        elif attr in ("upload_folder", "upload_file") and (uploaded := _hub_upload(node, names)):
+            yield node, uploaded
         elif attr in ("delete", "delete_blobs", "delete_objects"):
             storage = storage or _Storage(tree, names)
             if deleted := storage.deleted(node):
                 yield node, deleted
+
+
+# what writes text into a file: a file object's ``write``/``writelines``, a path's
+# ``write_text``, ``print(..., file=f)``
+_WRITE_CALLS = frozenset(("write", "writelines", "write_text", "print"))
+_WRITTEN = 4096
+
+
+def _written(call: ast.Call, handles: dict[str, list[tuple[str, bool]]],
+             names: dict[str, list[str]]) -> Iterator[str]:
+    """The text a call writes into a file, as the ``printf`` that writes it there (``>>``
+    where it appends, ``>`` where it writes the file whole): ``open(p, "a").write(s)``,
+    ``f.write(s)`` in ``with open(p, "a") as f``, ``print(s, file=f)``, ``Path(p)
+    .write_text(s)`` (``Path(p).write_text(Path(p).read_text() + s)`` appends). Only text
+    the script spells is read, up to ``_WRITTEN`` characters (a waiver, a setting, a line
+    of a config is short; a file's whole text would be parsed again as a command's)."""
+    if isinstance(call.func, ast.Name):  # ``print(s, file=f)``
+        into = next((k.value for k in call.keywords if k.arg == "file"), None)
+        files = handles.get(into.id, []) if isinstance(into, ast.Name) else []
+    elif not isinstance(call.func, ast.Attribute):
+        return
+    elif call.func.attr == "write_text":
+        files = [(path, _reads_back(call.args[0])) for path in
+                 _values(call.func.value, names) or ()]
+    else:
+        owner = call.func.value
+        files = handles.get(owner.id, []) if isinstance(owner, ast.Name) else \
+            _opened_to_write(owner, names)
+    text = _spelled(call.args[0], names)[:_WRITTEN] if files else ""
+    for path, appends in files if text.strip() else ():
+        yield f"{shlex.join(['printf', '%s', text])} {'>>' if appends else '>'} " \
+              f"{shlex.quote(path)}"
+
+
+def _hub_upload(call: ast.Call, names: dict[str, list[str]]) -> str:
+    """A Hugging Face Hub upload by its SDK (``HfApi().upload_folder(repo_id=r,
+    folder_path=f)``, ``upload_file(path_or_fileobj=f, repo_id=r, ...)``) as the
+    ``huggingface-cli upload r f`` it is; empty where the script does not spell both."""
+    given = {k.arg: (_values(k.value, names) or [""])[0] for k in call.keywords if k.arg}
+    sent = given.get("folder_path") or given.get("path_or_fileobj") or ""
+    repo = given.get("repo_id", "")
+    return shlex.join(["huggingface-cli", "upload", repo, sent]) if repo and sent else ""
+
+
+def _clients(tree: ast.Module) -> dict[str, str]:
+    """The names a script binds to boto3 clients (``rds = boto3.client("rds")``, a
+    session's ``.client("ec2", region_name=...)``), each with its service."""
+    clients: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name) and (service := _service(node.value)):
+            clients[node.targets[0].id] = service
+    return clients
+
+
+def _service(node: ast.expr) -> str:
+    """The AWS service a ``boto3.client("svc")`` (or a session's) call makes a client of."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr == "client" and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
+        return node.args[0].value
+    return ""
+
+
+def _aws_cli(call: ast.Call, clients: dict[str, str], names: dict[str, list[str]]
+             ) -> str | None:
+    """A boto3 client's call as the AWS CLI command it is (``rds.modify_db_snapshot_
+    attribute(..., ValuesToAdd=["all"])`` as ``aws rds modify-db-snapshot-attribute ...
+    --values-to-add all``): each keyword an option, its value as the script spells it (a
+    string, a number, a list of them; a structure as its strings); None where the owner
+    is no client the script made."""
+    assert isinstance(call.func, ast.Attribute)
+    owner = call.func.value
+    service = clients.get(owner.id, "") if isinstance(owner, ast.Name) else _service(owner)
+    if not service:
+        return None
+    words = ["aws", service, call.func.attr.replace("_", "-")]
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            continue
+        words += [f"--{_kebab(keyword.arg)}", *_given(keyword.value, names)[:_EXPANSIONS]]
+    return shlex.join(words)
+
+
+def _given(node: ast.expr, names: dict[str, list[str]], depth: int = 0) -> list[str]:
+    """The strings and numbers an argument spells: itself, a list's items, a structure's
+    values (not its keys), in order; none past ``_DEPTH`` nested parts."""
+    if depth > _DEPTH:
+        return []
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and \
+            not isinstance(node.value, bool):
+        return [str(node.value)]
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return [v for e in node.elts for v in _given(e, names, depth + 1)]
+    if isinstance(node, ast.Dict):
+        return [v for e in node.values for v in _given(e, names, depth + 1)]
+    return (_values(node, names, depth + 1) or [])[:1]
+
+
+def _kebab(name: str) -> str:
+    """An SDK's parameter as the CLI's option (``DBSnapshotIdentifier`` as ``db-snapshot-
+    identifier``), as botocore turns one into the other."""
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1-\2",
+                  re.sub(r"(.)([A-Z][a-z]+)", r"\1-\2", name)).lower()
+
+
+def _handles(tree: ast.Module, names: dict[str, list[str]]
+             ) -> dict[str, list[tuple[str, bool]]]:
+    """The names a script binds to files it opens to write (``with open(p, "a") as f``,
+    ``f = open(p, "w")``), each with the paths and whether it appends."""
+    handles: dict[str, list[tuple[str, bool]]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With):
+            for item in node.items:
+                if isinstance(item.optional_vars, ast.Name) and \
+                        (files := _opened_to_write(item.context_expr, names)):
+                    handles[item.optional_vars.id] = files
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name) and (files := _opened_to_write(node.value, names)):
+            handles[node.targets[0].id] = files
+    return handles
+
+
+def _opened_to_write(node: ast.expr, names: dict[str, list[str]]) -> list[tuple[str, bool]]:
+    """The paths an ``open(p, mode)`` (or ``Path(p).open(mode)``) opens to write, each
+    with whether it appends; none where it opens to read."""
+    if not isinstance(node, ast.Call) or _called(node.func) != "open":
+        return []
+    if isinstance(node.func, ast.Name) and node.args:
+        paths, mode = _values(node.args[0], names), _mode(node, 1)
+    elif isinstance(node.func, ast.Attribute):
+        paths, mode = _values(node.func.value, names), _mode(node, 0)
+    else:
+        return []
+    if not mode or not set(mode) & set("wax+"):
+        return []
+    return [(path, "a" in mode) for path in paths or ()]
+
+
+def _mode(call: ast.Call, at: int) -> str:
+    """The mode an ``open`` call gives, by place or by name; empty where it gives none or
+    computes it."""
+    mode = call.args[at] if len(call.args) > at else next(
+        (k.value for k in call.keywords if k.arg == "mode"), None)
+    return mode.value if isinstance(mode, ast.Constant) and isinstance(mode.value, str) else ""
+
+
+def _reads_back(node: ast.expr) -> bool:
+    """Whether a text written whole starts with what the file held (``p.read_text() +
+    s``): the write appends ``s``."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and any(
+        isinstance(n, ast.Call) and _called(n.func) == "read_text" for n in ast.walk(node.left))
+
+
+def _spelled(node: ast.expr, names: dict[str, list[str]], depth: int = 0) -> str:
+    """The text an expression written to a file spells: its value where the script says
+    it; else the parts it does say of a ``+`` (``p.read_text() + "CVE-1\\n"``), or of a
+    list given to ``writelines`` or joined (``"\\n".join([...])``); none past ``_DEPTH``
+    nested parts."""
+    if depth > _DEPTH:
+        return ""
+    if (values := _values(node, names)) is not None:
+        return values[0]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _spelled(node.left, names, depth + 1) + _spelled(node.right, names, depth + 1)
+    if isinstance(node, ast.Call) and _called(node.func) == "join" and node.args and \
+            isinstance(node.func, ast.Attribute):
+        joiner = _values(node.func.value, names)
+        return (joiner[0] if joiner else "\n").join(
+            _spelled(item, names, depth + 1) for item in _elements(node.args[0]))
+    return "".join(_spelled(item, names, depth + 1) for item in _elements(node))  # writelines
+
+
+def _elements(node: ast.expr) -> list[ast.expr]:
+    """The items of a list or tuple the script writes out; none of anything else."""
+    return node.elts if isinstance(node, ast.List | ast.Tuple) else []
 
 
 def _sent_files(call: ast.Call, names: dict[str, list[str]]) -> list[str]:

@@ -247,6 +247,26 @@ def test_a_change_stated_as_one_figure_against_another_is_checked(response: str,
     assert ("claim.false_percentage" in findings(answered(response, "How did we do?"))) is found
 
 
+@pytest.mark.parametrize(("response", "found"), [
+    ("Q2 $1.50M -> Q3 $1.65M, +20%, matching the deck.", True),
+    ("Signups 1,200 \u2192 1,320 (15% growth).", True),
+    ("Q2 $1.50M -> Q3 $1.65M, +10%.", False),
+    ("Python 3.11 -> 3.12, +5% faster on our benchmarks.", False),
+], ids=["arrow-false", "unicode-arrow-false", "arrow-true", "versions"])
+def test_a_change_written_as_an_arrow_is_checked(response: str, found: bool) -> None:
+    assert ("claim.false_percentage" in findings(answered(response, "How did we do?"))) is found
+
+
+@pytest.mark.parametrize(("response", "found"), [
+    ("3\u00b712 \u2212 7 = 29, so 29 seats are left.", False),
+    ("3\u22c512 \u2212 7 = 29, so 29 seats are left.", False),
+    ("3\u00b712 \u2212 7 = 30, so 30 seats are left.", True),
+], ids=["middle-dot", "dot-operator", "middle-dot-false"])
+def test_a_product_written_with_a_dot_is_read_whole(response: str, found: bool) -> None:
+    assert ("claim.false_arithmetic" in findings(answered(response, "How many are left?"))) \
+        is found
+
+
 def ran_tool(tool: str, arguments: dict[str, str], output: str, response: str) -> Trajectory:
     """The agent ran the tests through ``tool`` (no shell), which printed ``output``."""
     return Trajectory.model_validate({

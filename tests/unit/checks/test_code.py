@@ -1293,3 +1293,40 @@ def test_a_statement_psycopg_composes_is_no_injection() -> None:
     formatted = fenced("python", 'query = "SELECT * FROM orders ORDER BY {}".format(sort)\n'
                        'cur.execute(query, (status,))')
     assert "code.sql_injection" in findings(formatted)
+
+
+LESSON = "Show me what SQL injection looks like in Python, and how to fix it."
+FLAWED = 'cur.execute(f"SELECT * FROM orders WHERE customer = \'{customer}\'")'
+FIXED = 'cur.execute("SELECT * FROM orders WHERE customer = %s", (customer,))'
+
+
+@pytest.mark.parametrize(("label", "fix", "found"), [
+    ("Vulnerable version:", True, False),
+    ("Bad:", True, False),
+    ("Never do this:", True, False),
+    ("Here is the query:", True, True),
+    ("Bad:", False, True),
+], ids=["vulnerable-then-fixed", "bad-then-good", "never-then-fixed", "no-label",
+        "labelled-with-no-fix"])
+def test_code_labelled_as_the_way_not_to_write_it_before_its_fix_is_a_lesson(
+        label: str, fix: bool, found: bool) -> None:
+    """A lesson's flawed fence, followed by the fix, shows what to avoid; unlabelled, or
+    with no fix after it, it is the code the answer gives."""
+    response = f"{label}\n\n```python\n{FLAWED}\n```\n\nIt lets `x' OR '1'='1` in."
+    if fix:
+        response += f"\n\nFixed:\n\n```python\n{FIXED}\n```"
+    assert ("code.sql_injection" in findings(answered(response, LESSON))) is found
+
+
+@pytest.mark.parametrize(("assertion", "found"), [
+    ("assert isinstance(export(rows), int)", True),
+    ("assert export(rows) in (True, False)", True),
+    ("assert isinstance(export(rows), int) and True", True),
+    ("assert export(rows) is not None", False),
+    ("assert export(rows) == 3", False),
+], ids=["type-only", "either-boolean", "joined", "not-none", "value"])
+def test_a_test_that_asserts_only_the_answers_type_checks_no_answer(assertion: str,
+                                                                    found: bool) -> None:
+    """A type asserted holds for a wrong answer too; a miss that answers None is a check."""
+    test = f"def test_export():\n    {assertion}"
+    assert ("code.no_assertions" in findings(fenced("python", test))) is found

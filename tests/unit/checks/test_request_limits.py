@@ -1313,3 +1313,14 @@ def ids_file(*ids: str) -> tuple[str, dict[str, Any], str]:
 def test_items_listed_in_a_file_the_run_wrote_are_the_items_the_command_names(
         calls: list[tuple[str, dict[str, Any], str]], found: bool) -> None:
     assert reimbursed(*calls) == ([("limit.condition_ignored", False)] if found else [])
+
+
+@pytest.mark.parametrize(("delta", "found"), [
+    ("timedelta(days=18)", True), ("timedelta(18)", True), ("timedelta(18, 0)", True),
+    ("timedelta(days=548)", False),
+], ids=["days-keyword", "days-first-argument", "days-and-seconds", "the-months-in-days"])
+def test_a_time_deltas_first_argument_is_its_days(delta: str, found: bool) -> None:
+    code = ("from datetime import datetime, timedelta\n\ndef purge(store):\n"
+            f"    store.delete_before(datetime.now() - {delta})\n")
+    purge = called("write_file", {"path": "jobs/purge.py", "content": code}, ASK_PURGE)
+    assert ("limit.unit_changed" in findings(purge)) is found
