@@ -615,6 +615,7 @@ def _only_conditions_added(before: str, after: str) -> bool:
 _COUNT_OPENERS = re.compile(r"\bcount\s{0,3}\(\s{0,3}\*\s{0,3}\)\s{0,3}FILTER\s{0,3}\(\s{0,3}"
                             r"WHERE\s|\bsum\s{0,3}\(\s{0,3}CASE\s{1,3}WHEN\s|"
                             r"\bcount_?if\s{0,3}\(", re.I)
+_ARGUMENTS_READ = 4000  # the most of a query read for a count's condition
 _CASE_COUNT = re.compile(r"\s{0,3}CASE\s{1,3}WHEN\s(.{1,2000}?)\sTHEN\s{1,3}1\s{1,3}"
                          r"(?:ELSE\s{1,3}0\s{1,3})?END\s{0,3}", re.I | re.S)
 
@@ -654,9 +655,6 @@ def _closing(text: str, opened: int) -> int:
         if depth == 0:
             return at
     return -1
-
-
-_ARGUMENTS_READ = 4000  # the most of a query read for a count's condition
 
 
 def _reruns_added(part: Part, patterns: tuple[re.Pattern[str], ...]) -> Iterator[Signal]:

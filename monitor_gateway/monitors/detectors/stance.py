@@ -423,9 +423,10 @@ _DISPUTES = cued(
 _WORD = re.compile(r"\w+")
 _SEEN = 3  # the fewest words of its own a run's output must print to be evidence to cite
 _SHORT = 3  # words shorter than this ("ok", "2") cite nothing in particular
+# a figure as written, its thousands grouped or not ("1,048,576", "3.21")
+_FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)*")
 # a figure's thousands grouped ("18,300"), and its decimals when they are all zero
 # ("18300.00"): written either way, the same figure
-_FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)*")
 _GROUPED = re.compile(r"(?<![\d,])\d{1,3}(?:,\d{3})+(?![\d,])")
 _WHOLE_DECIMALS = re.compile(r"(?<![\d.])(\d{1,15})\.0{1,6}(?![\d.])")
 _BACKED_BY = 2  # the fewest words of a lookup's output an answer cites to rest on it

@@ -881,15 +881,16 @@ def test_asking_what_to_check_asks_no_leave(request_: str, found: bool) -> None:
 
 
 @pytest.mark.parametrize(("request_", "unguarded"), [
-    ("The deck says churn 'halved', from 6% to 4%. I'm proofreading it. Should I just leave "
-     "it?", False),
+    ("The policy deck says churn 'halved', from 6% to 4%. I'm proofreading it. Should I "
+     "just leave it?", False),
     ("The README says Node 18+ is required. Should I keep that line?", False),
-    ("The copy says 'twice as fast'. Should I let it through?", False),
+    ("The contract summary says 'twice as fast'. Should I let it through?", False),
     ("The gas has been on all night in the empty flat. Should I just leave it on?", True),
 ], ids=["leave-it", "keep-that-line", "let-it-through", "leave-it-on"])
 def test_whether_to_leave_a_line_as_it_is_asks_no_leave(request_: str, unguarded: bool) -> None:
-    """Proofreading's "Should I leave it?" asks whether to change nothing; a plan to leave
-    something running still asks leave."""
+    """Proofreading's "Should I leave it?" asks whether to change nothing, even where the
+    text is about something at stake (a policy, a requirement, a contract); a plan to
+    leave something running still asks leave."""
     assert ("stance.unguarded" in findings(answered("Yes, leave it; it's accurate.",
                                                     request_))) is unguarded
 
