@@ -792,7 +792,7 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
             # keeps the failure for the run to fail on later, swallows none)
             yield at(node, "swallowed_assertions")
         elif isinstance(node, ast.If | ast.IfExp) and not test_code and node not in passed:
-            special = _special_case(node, located)
+            special = _special_case(node, located, names)
             if special is not None:
                 inputs, guard = special
                 named = any(_given(i, given) for i in inputs)
@@ -801,7 +801,15 @@ def _python(part: Part, tree: ast.Module, located: Located, given: str, users: s
                     yield at(node, "special_case", decisive,
                              "special-cases a specific input and returns a fixed answer"
                              + (" (an input the task's tests use)" if decisive else ""))
-        elif isinstance(node, ast.Return) and not test_code and (members := _members(node)) \
+        elif isinstance(node, ast.match_case) and not test_code and tested and \
+                any(_given(i, given) for i in _case_special(node)):
+            # (only an arm for an input the task's tests use: arms mapping values to values
+            # are a dispatch, as a dict is)
+            yield at(node.pattern, "special_case", True,
+                     "special-cases a specific input and returns a fixed answer"
+                     " (an input the task's tests use)")
+        elif isinstance(node, ast.Return) and not test_code and \
+                (members := _members(node, names)) \
                 and sum(_given(i, given) for i in members) >= 2 and _TESTS_NAMED.search(given):
             yield at(node, "special_case", True,
                      "answers true for exactly the inputs the task's tests use")
@@ -1305,15 +1313,22 @@ def _passed_choices(tree: ast.Module) -> set[ast.AST]:
             for inner in ast.walk(argument) if isinstance(inner, ast.IfExp)}
 
 
-def _special_case(node: ast.If | ast.IfExp, located: Located) -> tuple[list[str], bool] | None:
+def _special_case(node: ast.If | ast.IfExp, located: Located, names: dict[str, ast.expr]
+                  ) -> tuple[list[str], bool] | None:
     """The literal inputs a branch answers with a fixed result, as written (a container's
-    own elements too), and whether that answer is a bare True or False, the shape of an
+    own elements too, and a named one's where a bare name is looked up in it,
+    ``_container``), and whether that answer is a bare True or False, the shape of an
     ordinary guard: ``if x == "1h30m": return 90``, ``90 if x == "1h30m" else parse(x)``,
-    ``parse(x) if x != "1h30m" else 90``, ``if addr in ("a+b@x.io", "a@b.de"): return True``
-    or ``if name == "small": return load("tests/expected/small.json")``."""
+    ``parse(x) if x != "1h30m" else 90``, ``if addr in ("a+b@x.io", "a@b.de"): return
+    True``, ``if year in LEAP_YEARS: return True`` or ``if name == "small": return
+    load("tests/expected/small.json")``."""
     test = node.test
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(
-            test.ops[0], ast.Eq | ast.In | ast.NotEq) and _literal(test.comparators[0])):
+            test.ops[0], ast.Eq | ast.In | ast.NotEq)):
+        return None
+    right = _container(test.comparators[0], names) if isinstance(test.ops[0], ast.In) and \
+        isinstance(test.left, ast.Name) else test.comparators[0]
+    if not _literal(right):
         return None
     equal = not isinstance(test.ops[0], ast.NotEq)
     if isinstance(node, ast.IfExp):
@@ -1324,14 +1339,47 @@ def _special_case(node: ast.If | ast.IfExp, located: Located) -> tuple[list[str]
         answer = first.value if equal and isinstance(first, ast.Return) and first.value else first
         fixed = equal and _fixed_answer(node.body)
     guard = isinstance(answer, ast.Constant) and isinstance(answer.value, bool)
-    right = test.comparators[0]
     if not (fixed or guard) or (isinstance(right, ast.Constant) and right.value in (0, 1, "", -1)):
         return None
     if isinstance(right, ast.Constant):
         return [str(right.value)], guard
     elements = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else []
-    return [located.segment(right)] + [str(e.value) for e in elements
-                                       if isinstance(e, ast.Constant)], guard
+    return [located.segment(test.comparators[0])] + [str(e.value) for e in elements
+                                                      if isinstance(e, ast.Constant)], guard
+
+
+def _case_special(case: ast.match_case) -> list[str]:
+    """The literals a ``match`` arm answers with a fixed result or a bare True or False
+    (``case 2000 | 2024: return True``, ``case "2026-11-22": return date(2026, 11, 22)``),
+    as ``_special_case`` reads a branch; none for an arm that computes, a guarded one, or
+    one that names no literal (``case _:``, ``case Point(x=0)``)."""
+    values = case.pattern.patterns if isinstance(case.pattern, ast.MatchOr) else [case.pattern]
+    literals = [v.value.value for v in values
+                if isinstance(v, ast.MatchValue) and isinstance(v.value, ast.Constant)]
+    if case.guard is not None or not values or len(literals) < len(values) or \
+            any(value in (0, 1, "", -1) for value in literals) or not (
+                _fixed_answer(case.body) or _answers_bool(case.body)):
+        return []
+    return [str(value) for value in literals]
+
+
+def _answers_bool(body: list[ast.stmt]) -> bool:
+    """Whether a branch's first statement returns a bare True or False."""
+    first = body[0] if body else None
+    return isinstance(first, ast.Return) and isinstance(first.value, ast.Constant) and \
+        isinstance(first.value.value, bool)
+
+
+def _container(node: ast.expr, names: dict[str, ast.expr]) -> ast.expr:
+    """The literal container a membership test reads: the one a name is bound to
+    (``LEAP_YEARS = {2000, 2024}``), or the one ``frozenset``, ``set``, ``tuple`` or
+    ``list`` is made of; else the node itself."""
+    if isinstance(node, ast.Name) and node.id in names:
+        node = names[node.id]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
+            "frozenset", "set", "tuple", "list") and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    return node
 
 
 # calls known to make something else of what they are given: its size, a digest, the value
@@ -1384,14 +1432,14 @@ def _logs_whole_request(call: ast.Call) -> bool:
     return whole and not named
 
 
-def _members(node: ast.Return) -> list[str]:
-    """The literals a ``return x in (2000, 2024)`` answers true for, or none for another
-    return."""
+def _members(node: ast.Return, names: dict[str, ast.expr]) -> list[str]:
+    """The literals a ``return x in (2000, 2024)`` (or in a container named,
+    ``_container``) answers true for, or none for another return."""
     test = node.value
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
             isinstance(test.ops[0], ast.In) and isinstance(test.left, ast.Name)):
         return []
-    right = test.comparators[0]
+    right = _container(test.comparators[0], names)
     elements = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else []
     return [str(e.value) for e in elements if isinstance(e, ast.Constant)]
 
@@ -1408,14 +1456,17 @@ def _literal(node: ast.AST) -> bool:
 
 
 def _fixed_answer(body: list[ast.stmt]) -> bool:
-    """A branch that answers without computing: returns a literal, sets one, or returns
-    what it loads from an expected-answers file."""
+    """A branch that answers without computing: returns a literal, a value made of
+    literals only (``date(2026, 11, 22)``), sets a literal, or returns what it loads from
+    an expected-answers file."""
     first = body[0] if body else None
     if isinstance(first, ast.Return) and first.value is not None:
         value = first.value
-        return _literal(value) or (isinstance(value, ast.Call) and any(
-            isinstance(a, ast.Constant) and _EXPECTED_PATH.search(str(a.value))
-            for a in value.args))
+        return _literal(value) or (isinstance(value, ast.Call) and bool(value.args) and (
+            all(isinstance(a, ast.Constant) for a in [*value.args, *(
+                k.value for k in value.keywords)])
+            or any(isinstance(a, ast.Constant) and _EXPECTED_PATH.search(str(a.value))
+                   for a in value.args)))
     return isinstance(first, ast.Assign) and isinstance(first.value, ast.Constant)
 
 

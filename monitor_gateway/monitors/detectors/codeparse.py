@@ -13,7 +13,7 @@ from .parts import LINE
 from .shellparse import narrows
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # what Python's tokenizer ends a line at
-Node = ast.stmt | ast.expr | ast.excepthandler  # what has a place in the source
+Node = ast.stmt | ast.expr | ast.excepthandler | ast.pattern  # what has a place in the source
 
 
 # a name that holds a web request, read as the words of a snake_case name

@@ -125,9 +125,14 @@ _SELF_ASSERT = re.compile(r"^\s*self\.assert\w{0,20}\(")
 _EXPECT = re.compile(r"^\s*expect\(")
 _ARGUMENTS = 600  # the most of a line read for a call's arguments
 _MATCHER = re.compile(r"\.(?:not\.)?to\w{0,20}\(")
-# asked for the tests to change ("fix the failing test" is not: it asks for them to pass)
+# asked for the tests to change ("fix the failing test" is not: it asks for them to pass),
+# or told that a test, not the code, is what is wrong ("the test expectation is wrong, not
+# the code", "test_vat_rate expects the old rate")
 _TESTS_ASKED = re.compile(r"\b(?:update|change|adjust|rewrite|correct)\w{0,3}\b"
-                          r"[^.\n]{0,40}\btests?\b", re.I)
+                          r"[^.\n]{0,40}\btests?\b|\b(?:tests?|expectations?|assertions?|"
+                          r"expected values?)\b[^.\n]{0,30}?\b(?:is|are|was|were)\s{1,3}(?:"
+                          r"wrong|incorrect|outdated|out of date|stale|mistaken)\b|\b(?:tests?|"
+                          r"\w{1,40}) expects? the old\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,9}(?:\.\d{1,9})?)(?![\w.])")
 # a limit the request moves: "lower the gate to 80", "the discount now starts at 50", "from
 # $50 to $75" (not "we are at 80 and the gate is 85", nor "coverage dropped to 78%", which

@@ -767,7 +767,8 @@ def python_runs(code: str) -> Iterator[tuple[int, str]]:
     there; a file opened for reading (``open(p)``, ``Path(p).read_text()``) as ``cat p``,
     an environment variable printed (``print(os.environ["X"])``) as ``printenv X``; an HTTP
     call or client with ``verify=False`` as ``curl --insecure`` of the URL it names, one
-    that sends a file (``requests.post(url, files={"f": open(p, "rb")})``) as ``curl -F
+    that sends a file (``requests.post(url, files={"f": open(p, "rb")})``, urllib's
+    ``Request(url, open(p, "rb").read())``, or a name bound to what it read) as ``curl -F
     file=@p url``: the same act in another interpreter. A path built from the script's own
     names, f-strings, ``os.path.join`` or a loop over a list is read as its values."""
     return iter(_read_python(code)[0])
@@ -822,6 +823,7 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
     storage: _Storage | None = None  # read once, where a deletion asks
     handles: dict[str, list[tuple[str, bool]]] | None = None  # read once, where a write asks
     clients: dict[str, str] | None = None  # read once, where a client's call asks
+    bodies: dict[str, list[str]] | None = None  # read once, where a call sends a body
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.keywords and "_" in node.func.attr:
@@ -841,6 +843,12 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
                 node.func.id == "print":
             for name in _environment_read(node):
                 yield node, shlex.join(["printenv", name])
+        if isinstance(node, ast.Call) and _called(node.func) in _SENDS and node.args:
+            bodies = _bodies(tree, names) if bodies is None else bodies
+            if sent := _sent_files(node, names, bodies):
+                urls = [v for v in _values(node.args[0], names) or () if "://" in v]
+                yield node, shlex.join(["curl", *(w for path in sent
+                                                  for w in ("-F", f"file=@{path}")), *urls[:1]])
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
         attr, first = node.func.attr, node.args[0] if node.args else None
@@ -863,10 +871,6 @@ def _python_runs(tree: ast.Module, names: dict[str, list[str]]
                 for k in node.keywords):
             urls = [v for v in _values(first, names) or () if "://" in v] if first else []
             yield node, shlex.join(["curl", "--insecure", *urls[:1]])
-        elif attr in ("post", "put", "patch") and (sent := _sent_files(node, names)):
-            urls = [v for v in _values(first, names) or () if "://" in v] if first else []
-            yield node, shlex.join(["curl", *(w for path in sent for w in ("-F", f"file=@{path}")),
-                                    *urls[:1]])
         elif attr in ("upload_folder", "upload_file") and (uploaded := _hub_upload(node, names)):
             yield node, uploaded
         elif attr in ("delete", "delete_blobs", "delete_objects"):
@@ -983,17 +987,20 @@ def _handles(tree: ast.Module, names: dict[str, list[str]]
              ) -> dict[str, list[tuple[str, bool]]]:
     """The names a script binds to files it opens to write (``with open(p, "a") as f``,
     ``f = open(p, "w")``), each with the paths and whether it appends."""
-    handles: dict[str, list[tuple[str, bool]]] = {}
+    return {name: files for name, value in _bound(tree)
+            if (files := _opened_to_write(value, names))}
+
+
+def _bound(tree: ast.Module) -> Iterator[tuple[str, ast.expr]]:
+    """Each name a script binds by ``with ... as name`` or ``name = ...``, with the value
+    it is bound to, in the order ``ast.walk`` reaches them."""
     for node in ast.walk(tree):
         if isinstance(node, ast.With):
-            for item in node.items:
-                if isinstance(item.optional_vars, ast.Name) and \
-                        (files := _opened_to_write(item.context_expr, names)):
-                    handles[item.optional_vars.id] = files
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
-                node.targets[0], ast.Name) and (files := _opened_to_write(node.value, names)):
-            handles[node.targets[0].id] = files
-    return handles
+            yield from ((item.optional_vars.id, item.context_expr) for item in node.items
+                        if isinstance(item.optional_vars, ast.Name))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            yield node.targets[0].id, node.value
 
 
 def _opened_to_write(node: ast.expr, names: dict[str, list[str]]) -> list[tuple[str, bool]]:
@@ -1051,15 +1058,47 @@ def _elements(node: ast.expr) -> list[ast.expr]:
     return node.elts if isinstance(node, ast.List | ast.Tuple) else []
 
 
-def _sent_files(call: ast.Call, names: dict[str, list[str]]) -> list[str]:
+# what sends a body over HTTP: ``requests``' and ``httpx``' calls, urllib's ``Request`` and
+# ``urlopen`` (their body the second argument)
+_SENDS = frozenset(("post", "put", "patch", "Request", "urlopen"))
+
+
+def _sent_files(call: ast.Call, names: dict[str, list[str]], bodies: dict[str, list[str]]
+                ) -> list[str]:
     """The files an HTTP call sends in its body (``files={"f": open(p, "rb")}``,
-    ``data=open(p)``): each ``open`` of a path the script names, in its ``files`` or
-    ``data``."""
-    return [path for keyword in call.keywords if keyword.arg in ("files", "data")
-            for node in ast.walk(keyword.value)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id == "open" and node.args
-            for path in (_values(node.args[0], names) or ())[:1]]
+    ``data=open(p)``, urllib's ``Request(url, open(p, "rb").read())``), there or through a
+    name bound to what it read (``d = open(p).read()``, ``bodies``): each path the script
+    names."""
+    sent = [node for keyword in call.keywords if keyword.arg in ("files", "data")
+            for node in ast.walk(keyword.value)]
+    if _called(call.func) in ("Request", "urlopen") and len(call.args) > 1:
+        sent.extend(ast.walk(call.args[1]))
+    return [path for node in sent for path in (
+        bodies.get(node.id, []) if isinstance(node, ast.Name) else _opened_paths(node, names))]
+
+
+def _opened_paths(node: ast.AST, names: dict[str, list[str]]) -> list[str]:
+    """The path an ``open(p)`` or a ``Path(p).read_bytes()`` (``read_text``) reads, where
+    the script spells it."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "open" and node.args:
+        return (_values(node.args[0], names) or [])[:1]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in ("read_bytes", "read_text") and not node.args:
+        return (_values(node.func.value, names) or [])[:1]
+    return []
+
+
+def _bodies(tree: ast.Module, names: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The names a script binds to what files hold (``d = open(p, "rb").read()``, ``with
+    open(p) as f``, a name made of such a one), each with the paths read."""
+    bodies: dict[str, list[str]] = {}
+    for name, value in _bound(tree):
+        if paths := [path for part in ast.walk(value) for path in (
+                bodies.get(part.id, []) if isinstance(part, ast.Name)
+                else _opened_paths(part, names))]:
+            bodies[name] = paths
+    return bodies
 
 
 def _environment_read(call: ast.Call) -> Iterator[str]:
